@@ -1,0 +1,189 @@
+"""The canonical upstream model: tables, schema versions, row changes, transactions, DDL.
+
+This is the ground truth every protocol is an image of. Values inside the model are Python
+values in the *canonical value form* (see `canonical.py` and docs/canonical-values.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Optional, Union
+
+from .types import TiDBType
+
+Row = dict[str, Any]  # column name -> canonical Python value (None = SQL NULL)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: TiDBType
+    nullable: bool = True
+    default: Any = None  # canonical value of the DEFAULT clause, None = no default / DEFAULT NULL
+    has_default: bool = False
+    auto_increment: bool = False
+    comment: str = ""
+    column_id: int = 0  # TiDB's column ID, stable across renames; set by TableSchema
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+    columns: tuple[str, ...]
+    primary: bool = False
+    unique: bool = False
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """One schema version of one table.
+
+    `schema_version` is the TSO at which this version came into force (TiDB's table info
+    UpdateTS, which TiCDC publishes as Simple's `schemaVersion`).
+    """
+
+    schema: str
+    table: str
+    table_id: int
+    columns: tuple[Column, ...]
+    indexes: tuple[Index, ...]
+    schema_version: int
+    charset: str = "utf8mb4"
+    collate: str = "utf8mb4_bin"
+    # True when the integer primary key is TiDB's row handle (clustered INT PK).
+    pk_is_handle: bool = False
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.qualified_name} has no column {name!r}")
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def primary_key(self) -> Optional[Index]:
+        for ix in self.indexes:
+            if ix.primary:
+                return ix
+        return None
+
+    @property
+    def handle_key(self) -> tuple[str, ...]:
+        """The columns TiCDC uses as the row's handle: the PK, else the first NOT NULL unique key."""
+        pk = self.primary_key
+        if pk is not None:
+            return pk.columns
+        for ix in self.indexes:
+            if ix.unique and all(not self.column(c).nullable for c in ix.columns):
+                return ix.columns
+        return ()
+
+    def key_of(self, row: Row) -> tuple:
+        return tuple(row[c] for c in self.handle_key)
+
+    def with_columns(self, columns: tuple[Column, ...], schema_version: int) -> "TableSchema":
+        return replace(self, columns=columns, schema_version=schema_version)
+
+    def create_sql(self) -> str:
+        parts = []
+        for c in self.columns:
+            p = f"`{c.name}` {c.type.sql()}"
+            if not c.nullable:
+                p += " NOT NULL"
+            if c.has_default:
+                p += " DEFAULT " + _sql_literal(c.default)
+            parts.append(p)
+        for ix in self.indexes:
+            cols = ",".join(f"`{c}`" for c in ix.columns)
+            if ix.primary:
+                parts.append(f"PRIMARY KEY ({cols})")
+            elif ix.unique:
+                parts.append(f"UNIQUE KEY `{ix.name}` ({cols})")
+            else:
+                parts.append(f"KEY `{ix.name}` ({cols})")
+        return f"CREATE TABLE `{self.schema}`.`{self.table}` (" + ", ".join(parts) + ")"
+
+
+def _sql_literal(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, (int, float)):
+        return str(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+class Op(str, Enum):
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """One row event as TiCDC emits it: several changes to one row in one transaction are
+    already collapsed to one event (spec 002, "multiple changes to the same row in a transaction
+    are only sent in one Row Changed Event")."""
+
+    table: TableSchema
+    op: Op
+    before: Optional[Row]  # None for INSERT
+    after: Optional[Row]  # None for DELETE
+
+    @property
+    def key(self) -> tuple:
+        return self.table.key_of(self.after if self.after is not None else self.before)
+
+
+@dataclass(frozen=True)
+class Transaction:
+    start_ts: int
+    commit_ts: int
+    changes: tuple[RowChange, ...]
+
+
+# Open Protocol's DDL type codes are TiDB's model.ActionType values; the model uses them too.
+class DDLType(int, Enum):
+    CREATE_SCHEMA = 1
+    DROP_SCHEMA = 2
+    CREATE_TABLE = 3
+    DROP_TABLE = 4
+    ADD_COLUMN = 5
+    DROP_COLUMN = 6
+    ADD_INDEX = 7
+    DROP_INDEX = 8
+    TRUNCATE_TABLE = 11
+    MODIFY_COLUMN = 12
+    RENAME_TABLE = 14
+    SET_DEFAULT_VALUE = 15
+    MODIFY_TABLE_COMMENT = 17
+    RENAME_INDEX = 18
+    ADD_TABLE_PARTITION = 19
+    DROP_TABLE_PARTITION = 20
+    MODIFY_TABLE_CHARSET_AND_COLLATE = 22
+    TRUNCATE_TABLE_PARTITION = 23
+    ADD_PRIMARY_KEY = 32
+    DROP_PRIMARY_KEY = 33
+
+
+@dataclass(frozen=True)
+class DDL:
+    commit_ts: int
+    ddl_type: DDLType
+    query: str
+    schema: str
+    table: str
+    table_after: Optional[TableSchema]  # None for DROP TABLE / schema-level DDL
+    table_before: Optional[TableSchema]  # None for CREATE TABLE / schema-level DDL
+    # Value that rows existing before an ADD COLUMN take for the new column (TiDB backfills
+    # the column's default, or its "origin default").
+    backfill: dict[str, Any] = field(default_factory=dict)
+
+
+HistoryEvent = Union[DDL, Transaction]

@@ -1,0 +1,51 @@
+"""Encoders, one package per protocol. Each package exports `PROTOCOL`, an `EncoderModule`.
+
+Everything a protocol decides lives in its package: how events become bytes, and its broadcast
+rules (where DDL and watermarks go), which the sink simulator asks for instead of knowing them.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from ..sink.config import SinkConfig
+from ..sink.events import Message, SinkEvent
+
+
+class PartitionEncoder(Protocol):
+    """Encodes the event sequence of one topic-partition, in send order."""
+
+    def encode(self, event: SinkEvent) -> list[Message]:
+        """Messages ready to be produced after this event (may be none while batching)."""
+
+    def flush(self) -> list[Message]:
+        """Messages still held back (an open batch)."""
+
+
+@dataclass(frozen=True)
+class EncoderModule:
+    name: str
+    new_encoder: Callable[[SinkConfig, str, int], PartitionEncoder]
+    # True: DDL goes to every partition of the topic; False: to partition 0 only.
+    ddl_to_all_partitions: Callable[[SinkConfig], bool]
+    # Whether the changefeed emits watermark/resolved events at all under this config.
+    sends_watermarks: Callable[[SinkConfig], bool]
+    # Whether the protocol needs BOOTSTRAP events scheduled by the simulator.
+    uses_bootstrap: bool = False
+
+
+_PACKAGES = {
+    "open-protocol": "open_protocol",
+    "canal-json": "canal_json",
+    "debezium": "debezium",
+    "simple": "simple",
+}
+
+
+def encoder_module(protocol: str) -> EncoderModule:
+    try:
+        pkg = _PACKAGES[protocol]
+    except KeyError:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(_PACKAGES)}") from None
+    return importlib.import_module(f"{__name__}.{pkg}").PROTOCOL
