@@ -17,6 +17,7 @@ TIMESTAMP is printed in the upstream time zone; DATETIME/TIMESTAMP/TIME carry ex
 from __future__ import annotations
 
 import base64
+import struct
 from typing import Any
 
 import orjson
@@ -51,14 +52,30 @@ def dumps_line(obj: Any) -> bytes:
     return orjson.dumps(obj) + b"\n"
 
 
-def sort_key(values: tuple) -> tuple:
-    """Sort key for canonical JSON key tuples: numbers (exact) before strings."""
-    out = []
+def key_order_token(values: tuple | list) -> str:
+    """A string whose binary (UTF-8) order is the order of canonical JSON key tuples.
+
+    Numbers sort before strings and numerically among themselves (exact for integers up to
+    2**64-1); strings sort by code point. Truth files and every consumer sort rows with it, so
+    outputs are byte-stable and comparable line by line.
+    """
+    parts = []
     for v in values:
         if v is None:
-            out.append((0, 0, ""))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            out.append((1, v, ""))
+            parts.append("0")
+        elif isinstance(v, bool):
+            parts.append(f"1{int(v):0>22}")
+        elif isinstance(v, int):
+            # Offset so negative numbers sort first, then fixed width; 10**22 > 2**64 + 2**63.
+            parts.append(f"1{v + 10**21:0>22}")
+        elif isinstance(v, float):
+            parts.append(f"2{_float_token(v)}")
         else:
-            out.append((2, 0, str(v)))
-    return tuple(out)
+            parts.append("3" + str(v))
+    return "\x00".join(parts)
+
+
+def _float_token(v: float) -> str:
+    bits = struct.unpack(">Q", struct.pack(">d", v))[0]
+    bits = bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | (1 << 63)
+    return f"{bits:016x}"

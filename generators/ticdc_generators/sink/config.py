@@ -6,7 +6,6 @@ under TiCDC's spelling for the manifest.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
 
 PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
 

@@ -1,0 +1,134 @@
+"""Differential check: a consumer's final tables against the ground truth, at the protocol's fidelity.
+
+The truth row is first projected onto what a perfect consumer of the protocol can know
+(`protocols/<protocol>/fidelity.py`), then compared key by key. Every finding names the table,
+the row key and, for differing rows, the columns with expected and actual values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import orjson
+from deepdiff import DeepDiff
+
+from ticdc_generators.canonical import key_order_token
+from ticdc_generators.model import TableSchema
+from ticdc_generators.schema_json import table_from_json
+
+from ..consumer.output import final_file_name
+from ..protocols import protocol_package
+
+MAX_FINDINGS_PER_TABLE = 20
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str  # the consumer rule the difference breaks
+    table: str
+    key: Optional[list]
+    message: str
+    diff: dict = field(default_factory=dict)
+
+    def render(self) -> str:
+        where = f"{self.table} key={orjson.dumps(self.key).decode()}" if self.key is not None else self.table
+        text = f"[{self.rule}] {where}: {self.message}"
+        for path, change in self.diff.items():
+            text += f"\n      {path}: expected {change['expected']!r}, got {change['actual']!r}"
+        return text
+
+
+@dataclass
+class TableVerdict:
+    table: str
+    expected_rows: int
+    actual_rows: int
+    findings: list[Finding]
+
+
+def load_truth_tables(truth: Path) -> dict[str, TableSchema]:
+    """The final schema of every table in the truth (later versions replace earlier ones)."""
+    tables: dict[str, TableSchema] = {}
+    with open(Path(truth) / "tables.ndjson", "rb") as f:
+        for line in f:
+            t = table_from_json(orjson.loads(line))
+            tables[t.qualified_name] = t
+    return tables
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    with open(path, "rb") as f:
+        return [orjson.loads(line) for line in f if line.strip()]
+
+
+def project_truth_row(table: TableSchema, row: dict[str, Any], protocol: str, options: dict) -> dict[str, Any]:
+    pkg = protocol_package(protocol)
+    return {c.name: pkg.project_value(c.type, row.get(c.name), options) for c in table.columns}
+
+
+def compare_table(table: TableSchema, expected: list[dict], actual: list[dict]) -> list[Finding]:
+    name = table.qualified_name
+    key_cols = list(table.handle_key)
+    findings: list[Finding] = []
+
+    def index(rows: list[dict], side: str) -> dict[str, tuple[list, dict]]:
+        out: dict[str, tuple[list, dict]] = {}
+        for r in rows:
+            if any(c not in r for c in key_cols):
+                findings.append(Finding("CONSUMER-STATE-1", name, None,
+                                        f"{side} row lacks key column(s) {key_cols}: {r}"))
+                continue
+            key = [r[c] for c in key_cols]
+            token = key_order_token(key)
+            if token in out:
+                findings.append(Finding("CONSUMER-DEDUP-1", name, key, f"{side} state holds the key twice"))
+            out[token] = (key, r)
+        return out
+
+    exp, act = index(expected, "expected"), index(actual, "actual")
+    for token in sorted(exp.keys() - act.keys()):
+        key, _ = exp[token]
+        findings.append(Finding("CONSUMER-STATE-1", name, key, "row missing from the consumer's table"))
+    for token in sorted(act.keys() - exp.keys()):
+        key, _ = act[token]
+        findings.append(Finding("CONSUMER-STATE-1", name, key,
+                                "row present in the consumer's table but not upstream (a lost delete?)"))
+    for token in sorted(exp.keys() & act.keys()):
+        key, e = exp[token]
+        _, a = act[token]
+        if e == a:
+            continue
+        dd = DeepDiff(e, a, verbose_level=2)
+        changes: dict[str, dict] = {}
+        for path, ch in dd.get("values_changed", {}).items():
+            changes[path] = {"expected": ch["old_value"], "actual": ch["new_value"]}
+        for path, ch in dd.get("type_changes", {}).items():
+            changes[path] = {"expected": ch["old_value"], "actual": ch["new_value"]}
+        for path, v in dd.get("dictionary_item_removed", {}).items():
+            changes[path] = {"expected": v, "actual": "<absent>"}
+        for path, v in dd.get("dictionary_item_added", {}).items():
+            changes[path] = {"expected": "<absent>", "actual": v}
+        findings.append(Finding("CONSUMER-STATE-1", name, key, "row differs from upstream", changes))
+    return findings
+
+
+def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: dict) -> list[TableVerdict]:
+    verdicts = []
+    tables = load_truth_tables(truth)
+    truth_final = Path(truth) / "final"
+    for qname in sorted(tables):
+        t = tables[qname]
+        expected_path = truth_final / final_file_name(t.schema, t.table)
+        if not expected_path.exists():
+            continue  # dropped upstream
+        expected = [project_truth_row(t, r, protocol, options) for r in read_rows(expected_path)]
+        actual_path = Path(consumer_out) / "final" / final_file_name(t.schema, t.table)
+        actual = read_rows(actual_path)
+        findings = compare_table(t, expected, actual)
+        if not actual_path.exists() and expected:
+            findings.insert(0, Finding("CONSUMER-STATE-1", qname, None, f"the consumer wrote no {actual_path.name}"))
+        verdicts.append(TableVerdict(qname, len(expected), len(actual), findings))
+    return verdicts

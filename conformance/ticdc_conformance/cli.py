@@ -1,0 +1,169 @@
+"""The `ticdc-conformance` command."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ticdc_generators.pipeline import config_for, encoding_names, generate
+from ticdc_generators.scenarios import SCENARIOS
+
+from .errors import ConsumerError
+
+console = Console(highlight=False)
+ALL = "all"
+
+
+def resolve_encodings(protocol: str, encoding: str | None) -> list[str]:
+    """`--protocol all|open-protocol|canal-json|debezium|simple[-json|-avro]` (+ `--encoding`) -> encodings."""
+    if protocol == ALL:
+        return encoding_names()
+    if protocol == "simple":
+        return [f"simple-{encoding or 'json'}"]
+    if encoding and protocol != "simple":
+        raise click.BadParameter(f"--encoding applies to the simple protocol only, not {protocol}")
+    if protocol not in encoding_names():
+        raise click.BadParameter(f"unknown protocol {protocol!r}; expected all, {', '.join(encoding_names())} or simple")
+    return [protocol]
+
+
+_protocol_option = click.option(
+    "--protocol", "-p", default=ALL, show_default=True,
+    help="open-protocol, canal-json, debezium, simple (with --encoding), simple-json, simple-avro, or all.")
+_encoding_option = click.option(
+    "--encoding", "--encoding-format", "encoding", type=click.Choice(["json", "avro"]), default=None,
+    help="Simple protocol encoding (TiCDC's encoding-format); default json.")
+_scenario_option = click.option("--scenario", "-s", default="smoke", show_default=True,
+                                type=click.Choice(sorted(SCENARIOS)), help="Named scenario.")
+_seed_option = click.option("--seed", default=1, show_default=True, type=int, help="Scenario seed.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Conformance and fuzz testing for consumers of TiCDC's Kafka protocols."""
+
+
+@main.command()
+def scenarios() -> None:
+    """List the named scenarios."""
+    for name in sorted(SCENARIOS):
+        console.print(f"[bold]{name}[/bold]  {SCENARIOS[name].description}")
+
+
+@main.command("generate")
+@_scenario_option
+@_seed_option
+@_protocol_option
+@_encoding_option
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder: records/, manifest.json, truth/ (one sub-folder per encoding with --protocol all).")
+def generate_cmd(scenario: str, seed: int, protocol: str, encoding: str | None, out: Path) -> None:
+    """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them."""
+    encodings = resolve_encodings(protocol, encoding)
+    for enc in encodings:
+        target = out / enc if len(encodings) > 1 else out
+        manifest = generate(scenario, seed, config_for(scenario, enc), target)
+        console.print(f"{enc}: {manifest['records']} records in {target}/records "
+                      f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
+
+
+@main.command()
+@click.option("--records", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--manifest", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The manifest.json written by `generate` (default: next to --records).")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--engine", type=click.Choice(["spark", "local"]), default="spark", show_default=True,
+              help="The reference Spark consumer, or the sequential pure-Python one.")
+@click.option("--master", default=None, help="Spark master (default local[2]; ignored under spark-submit).")
+def consume(records: Path, manifest: Path | None, out: Path, engine: str, master: str | None) -> None:
+    """Run a reference consumer over record files and write the final table states."""
+    manifest = manifest or records.parent / "manifest.json"
+    m = json.loads(manifest.read_text())
+    try:
+        if engine == "spark":
+            from .consumer.spark_job import consume as spark_consume, spark_session
+            figures = spark_consume(spark_session(master), records, m, out, out / "work")
+        else:
+            from .consumer.local import consume_local
+            figures = consume_local(records, m, out)
+    except ConsumerError as e:
+        console.print(f"[red]error:[/red] {e}")
+        sys.exit(2)
+    console.print(json.dumps(figures, indent=2))
+
+
+@main.command()
+@_scenario_option
+@_seed_option
+@_protocol_option
+@_encoding_option
+@click.option("--consumer", default="spark", show_default=True,
+              help="spark | local | a command implementing docs/consumer-protocol.md.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/work"),
+              show_default=True, help="Scratch folder for generated records and consumer output.")
+@click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write a JUnit XML file and a JSON summary into this folder.")
+@click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
+def run(scenario: str, seed: int, protocol: str, encoding: str | None, consumer: str, work: Path,
+        report: Path | None, master: str | None) -> None:
+    """Generate, consume and check; exit 0 only if every encoding conforms."""
+    from .report import write_reports
+    from .runner import run_encoding
+
+    encodings = resolve_encodings(protocol, encoding)
+    spark = None
+    if consumer == "spark":
+        from .consumer.spark_job import spark_session
+        spark = spark_session(master)
+    results = []
+    for enc in encodings:
+        with console.status(f"{enc}: generating, consuming, checking…"):
+            results.append(run_encoding(scenario, seed, enc, work, consumer, spark))
+    table = Table(title=f"scenario {scenario}, seed {seed}, consumer {consumer}")
+    for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
+        table.add_column(col)
+    for r in results:
+        table.add_row(r.encoding, str(r.records), str(len(r.tables)),
+                      str(sum(t.actual_rows for t in r.tables)), str(len(r.findings)),
+                      "[green]conformant[/green]" if r.conformant else "[red]NOT conformant[/red]",
+                      f"{r.seconds:.1f}")
+    console.print(table)
+    for r in results:
+        if not r.conformant:
+            console.print(r.render(), markup=False)
+    if report is not None:
+        paths = write_reports(results, report, name=f"{scenario}-seed{seed}")
+        console.print(f"reports: {paths['junit']}, {paths['summary']}")
+    sys.exit(0 if all(r.conformant for r in results) else 1)
+
+
+@main.command()
+@click.option("--check", "mode", flag_value="check", default=True, help="Compare the corpus with a fresh build (default).")
+@click.option("--update", "mode", flag_value="update", help="Regenerate the corpus (atomically).")
+@click.option("--dir", "golden_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("golden"),
+              show_default=True)
+def golden(mode: str, golden_dir: Path) -> None:
+    """Check or regenerate the golden corpus."""
+    from .checks import golden as g
+
+    if mode == "update":
+        changes = g.update(golden_dir)
+        for kind in ("added", "changed", "removed"):
+            for f in changes[kind]:
+                console.print(f"{kind:8} {f}")
+        console.print(f"golden corpus updated: {sum(map(len, changes.values()))} file(s) differ from before")
+        return
+    diffs = g.check(golden_dir)
+    if not diffs:
+        console.print(f"golden corpus {golden_dir} matches the generators")
+        return
+    for d in diffs[: g.MAX_DIFFS_SHOWN]:
+        console.print(d.render(), markup=False)
+    if len(diffs) > g.MAX_DIFFS_SHOWN:
+        console.print(f"… and {len(diffs) - g.MAX_DIFFS_SHOWN} more differences")
+    console.print("the generators' output changed; review it, then run `ticdc-conformance golden --update`")
+    sys.exit(1)

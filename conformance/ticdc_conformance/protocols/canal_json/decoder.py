@@ -1,0 +1,104 @@
+"""The reference Canal-JSON decoder: one Kafka record -> one event (spec 003).
+
+TiCDC sends one Canal-JSON object per Kafka record with a null key (pkg/sink/codec/canal/
+canal_json_encoder.go builds every message with NewMsg(nil, value)), so the key is not read.
+Spec 003, "Data resolution on the consumer side": isDdl=true is a DDL event; otherwise type
+TIDB_WATERMARK is a WATERMARK event and INSERT/UPDATE/DELETE a DML event. The `_tidb` field exists
+only with enable-tidb-extension=true; TiCDC's consumer reads it only then (canal_json_decoder.go picks
+canalJSONMessageWithTiDBExtension by that option), so without the extension commit_ts is None.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import orjson
+
+from ticdc_generators.kafka_record import KafkaRecord
+
+from ...errors import DecodeError
+from ...events import DecodedDDL, DecodedEvent, DecodedWatermark
+from .compression import decompress
+from .fields import opt_int, opt_typed, req_bool, req_object, req_str, req_uint64
+from .malformed import Malformed
+from .options import CanalJSONOptions, parse_options
+from .rows import DML_OPS, decode_rows
+
+WATERMARK_TYPE = "TIDB_WATERMARK"
+# Canal's EventType names TiCDC gives DDLs (pkg/sink/codec/canal/helper.go, convertDdlEventType).
+DDL_TYPES = frozenset({"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX", "DINDEX"})
+
+
+class CanalJSONDecoder:
+    """Stateless: every Canal-JSON record is self-contained, so one instance per partition is enough."""
+
+    def __init__(self, options: CanalJSONOptions) -> None:
+        self._options = options
+
+    def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+        try:
+            return self._decode(record.value)
+        except Malformed as e:
+            raise DecodeError(record.topic, record.partition, record.offset, str(e)) from None
+        except Exception as e:  # the contract: bad input raises DecodeError and nothing else
+            raise DecodeError(record.topic, record.partition, record.offset,
+                              f"unexpected {type(e).__name__}: {e}") from e
+
+    def _decode(self, value: Optional[bytes]) -> list[DecodedEvent]:
+        if not value:
+            raise Malformed("empty record value: every Canal-JSON record holds one JSON object")
+        payload = decompress(self._options.large_message_handle_compression, value)
+        try:
+            msg = orjson.loads(payload)
+        except orjson.JSONDecodeError as e:
+            raise Malformed(f"value is not JSON: {e}") from None
+        if not isinstance(msg, dict):
+            raise Malformed(f"value must be a JSON object, got {type(msg).__name__}")
+        is_ddl = req_bool(msg, "isDdl", "message")
+        kind = req_str(msg, "type", "message")
+        for key in ("id", "es", "ts"):
+            opt_int(msg, key, "message")
+        ext = self._extension(msg, kind)
+        if is_ddl:
+            return [self._ddl(msg, kind, ext)]
+        if kind == WATERMARK_TYPE:
+            if ext is None:
+                raise Malformed("TIDB_WATERMARK without enable-tidb-extension: spec 003 sends WATERMARK "
+                                "events only with the TiDB extension")
+            return [DecodedWatermark(ts=req_uint64(ext, "watermarkTs", "_tidb of TIDB_WATERMARK"))]
+        if kind in DML_OPS:
+            return decode_rows(msg, kind, _commit_ts(ext, kind))
+        raise Malformed(f"unknown event type {kind!r} for isDdl=false "
+                        f"(expected INSERT, UPDATE, DELETE or {WATERMARK_TYPE})")
+
+    def _extension(self, msg: dict, kind: str) -> Optional[dict[str, Any]]:
+        if not self._options.enable_tidb_extension:
+            return None
+        where = f"_tidb of {kind}"
+        ext = req_object(msg, "_tidb", f"{kind} event")
+        for key in ("commitTs", "watermarkTs"):
+            if key in ext:
+                req_uint64(ext, key, where)
+        opt_typed(ext, "onlyHandleKey", bool, where)
+        opt_typed(ext, "claimCheckLocation", str, where)
+        opt_typed(ext, "rowkey", str, where)
+        return ext
+
+    def _ddl(self, msg: dict, kind: str, ext: Optional[dict]) -> DecodedDDL:
+        if kind not in DDL_TYPES:
+            raise Malformed(f"unknown DDL type {kind!r} (expected one of {', '.join(sorted(DDL_TYPES))})")
+        where = f"{kind} DDL event"
+        return DecodedDDL(
+            commit_ts=_commit_ts(ext, kind),
+            schema=req_str(msg, "database", where),
+            table=req_str(msg, "table", where),
+            query=req_str(msg, "sql", where),
+            ddl_type=kind,
+        )
+
+
+def _commit_ts(ext: Optional[dict], kind: str) -> Optional[int]:
+    return None if ext is None else req_uint64(ext, "commitTs", f"_tidb of {kind}")
+
+
+def new_decoder(options: Mapping[str, Any] | None) -> CanalJSONDecoder:
+    return CanalJSONDecoder(parse_options(options))

@@ -1,0 +1,128 @@
+"""What a perfect Canal-JSON consumer can know of a ground-truth value (spec 003).
+
+Canal-JSON prints every value as text from TiDB's datum (TiCDC pkg/sink/codec/canal/helper.go,
+formatColumnValue), so most types survive exactly. The exceptions:
+- FLOAT goes through float32 and Go's shortest float32 text; read back as a number it is the double
+  nearest that text, not the double the ground truth holds;
+- ENUM and SET travel as the member index / bitmask; the member names are only in the mysqlType of
+  content-compatible mode, so without it a consumer knows the number only.
+Beyond values: without enable-tidb-extension there is no commit ts at all (spec 003, "TiDB extension
+field"); see `describe_event_fidelity`.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any, Mapping
+
+from ticdc_generators.types import TiDBType
+
+from .options import parse_options
+
+
+def _float32(value: float) -> float:
+    """`value` rounded to the nearest float32 (infinite beyond its range, where struct refuses)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def float32_shortest_text(value: float) -> str:
+    """The fewest significant digits that read back (as float32) to float32(value), like Go's
+    strconv.FormatFloat(v, 'f', -1, 32): the nearest decimal of p digits is the one to try for each p."""
+    target = _float32(value)
+    for digits in range(1, 10):
+        text = f"{target:.{digits}g}"
+        if _float32(float(text)) == target:
+            return text
+    return repr(target)  # nine significant digits always identify a float32
+
+
+def _enum_index(t: TiDBType, value: str) -> int:
+    if value in t.elements:
+        return t.elements.index(value) + 1
+    if value == "":
+        return 0  # MySQL's empty "error" member of an invalid ENUM value
+    raise ValueError(f"{value!r} is not a member of {t.sql()}")
+
+
+def _set_mask(t: TiDBType, value: str) -> int:
+    mask = 0
+    for member in value.split(",") if value else ():
+        if member not in t.elements:
+            raise ValueError(f"{member!r} is not a member of {t.sql()}")
+        mask |= 1 << t.elements.index(member)
+    return mask
+
+
+def project_value(t: TiDBType, value: Any, options: Mapping[str, Any] | None) -> Any:
+    """The canonical JSON value this package's decoder outputs for ground-truth `value` of type `t`."""
+    if value is None:
+        return None
+    opts = parse_options(options)
+    if t.base == "float":
+        return float(float32_shortest_text(float(value)))
+    if t.base == "enum" and not opts.content_compatible:
+        return _enum_index(t, value)
+    if t.base == "set" and not opts.content_compatible:
+        return _set_mask(t, value)
+    return value
+
+
+def describe_fidelity(t: TiDBType, options: Mapping[str, Any] | None) -> tuple[str, str]:
+    opts = parse_options(options)
+    if t.base == "float":
+        return ("lossy", "spec 003 sqlType REAL(7): the value is printed from float32 with the fewest digits "
+                         "that identify it, so only float32 precision reaches the consumer")
+    if t.base == "double":
+        return ("exact", "spec 003 sqlType DOUBLE(8): the shortest decimal text that reads back to the same double")
+    if t.base in ("enum", "set"):
+        if opts.content_compatible:
+            return ("exact", f"spec 003 content-compatible: mysqlType spells out the {t.base.upper()} members, "
+                             "so the transmitted index/bitmask maps back to the member names")
+        what = "1-based member index" if t.base == "enum" else "member bitmask"
+        return ("lossy", f"spec 003 sqlType {'INTEGER(4)' if t.base == 'enum' else 'BIT(-7)'}: the {what} travels "
+                         "and mysqlType is the bare type name, so member names need the table schema")
+    if t.is_binary:
+        return ("exact", "spec 003 Binary and Blob types: one ISO-8859-1 character per byte, all 256 values")
+    if t.is_integer or t.base in ("year", "bit"):
+        return ("exact", "spec 003 Integer types: decimal text, unsigned BIGINT up to 18446744073709551615 "
+                         "(sqlType DECIMAL(3) above the signed range)")
+    if t.base == "decimal":
+        return ("exact", "spec 003 sqlType DECIMAL(3): TiDB's decimal text with the column's scale")
+    if t.base == "timestamp":
+        return ("exact", "spec 003 sqlType TIMESTAMP(93): TiDB's print in the changefeed's time zone, "
+                         "taken to be the upstream time-zone")
+    if t.base in ("date", "datetime", "time"):
+        return ("exact", "spec 003 sqlType DATE/TIMESTAMP/TIME: TiDB's print with the column's fsp digits")
+    if t.base == "json":
+        return ("exact", "spec 003 sqlType VARCHAR(12): TiDB's JSON text")
+    return ("exact", "spec 003 sqlType CHAR/VARCHAR/CLOB: the text itself")
+
+
+def describe_event_fidelity(options: Mapping[str, Any] | None) -> dict[str, tuple[str, str]]:
+    """How much of each event's metadata and row images the configuration lets through."""
+    opts = parse_options(options)
+    out = {}
+    if opts.enable_tidb_extension:
+        out["commit_ts"] = ("exact", "spec 003 TiDB extension field: _tidb.commitTs is the transaction's TSO")
+    else:
+        out["commit_ts"] = ("absent", "spec 003: without enable-tidb-extension there is no _tidb field, hence no "
+                                      "commit ts (es is only its millisecond part) and no WATERMARK events")
+    if opts.only_output_updated_columns:
+        out["update.before"] = ("exact", "spec 003 Event of Update Type: old holds the changed columns only; "
+                                         "the unchanged ones equal data, so the row before is data overlaid with old")
+    else:
+        out["update.before"] = ("exact", "spec 003 Event of Update Type: old holds every column")
+    if opts.delete_only_output_handle_key_columns:
+        out["delete.before"] = ("lossy", "delete-only-output-handle-key-columns: a DELETE's data holds the "
+                                         "handle-key columns only")
+    else:
+        out["delete.before"] = ("exact", "spec 003 Changes in the Old field of the Delete events: data holds the "
+                                         "deleted row")
+    if opts.large_message_handle_option != "none":
+        out["oversized.row"] = ("lossy", f"large-message-handle-option={opts.large_message_handle_option}: a row "
+                                         "above max-message-bytes arrives with its handle-key columns only; the rest "
+                                         "lives upstream or in claim-check storage this decoder does not read")
+    return out

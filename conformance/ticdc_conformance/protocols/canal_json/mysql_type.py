@@ -1,0 +1,127 @@
+"""The `mysqlType` entry of a column, in both forms TiCDC writes.
+
+By default TiCDC writes the bare type name plus " unsigned"/" zerofill" ("int", "bigint unsigned",
+"varbinary"); with content-compatible=true it writes the full column type as official Canal does
+("decimal(10,4)", "enum('a','b','c')", "datetime(3)", "int(10) unsigned") -- spec 003, "mysqlType field".
+TiCDC pkg/sink/codec/common/helper.go (GetMySQLType) builds the first from TiDB's TypeToStr, which
+prints the binary-charset string types as binary/varbinary/*blob, and the second from the column's
+type description, which quotes ENUM/SET members with '' for a quote and \\0, \\n, \\r escapes.
+Official Canal puts a space after the comma of "decimal(10, 4)", so both spellings are read.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from ticdc_generators.types import ALL_BASE_TYPES, BINARY_TYPES, STRING_TYPES
+
+from .malformed import Malformed
+
+_SHAPE = re.compile(r"([a-z_]+)\s*(?:\((.*)\))?((?:\s+(?:unsigned|signed|zerofill))*)", re.S | re.I)
+_NUMBER = re.compile(r"[0-9]{1,10}")
+# TiDB's format.OutputFormat escapes inside a quoted member.
+_MEMBER_ESCAPES = {"0": "\0", "n": "\n", "r": "\r"}
+
+
+@dataclass(frozen=True)
+class MySQLType:
+    base: str  # TiDB's type name as TypeToStr prints it, one of types.ALL_BASE_TYPES
+    unsigned: bool = False
+    zerofill: bool = False
+    # The parenthesised numbers when the type carries them: (flen,), (flen, decimal) or (fsp,).
+    params: tuple[int, ...] = ()
+    # ENUM/SET members, only known when content-compatible spells them out.
+    elements: Optional[tuple[str, ...]] = None
+
+    @property
+    def is_binary(self) -> bool:
+        return self.base in BINARY_TYPES
+
+    @property
+    def is_text(self) -> bool:
+        return self.base in STRING_TYPES
+
+    @property
+    def decimal_scale(self) -> Optional[int]:
+        """The DECIMAL scale when carried: "decimal(10)" has scale 0, bare "decimal" says nothing."""
+        if self.base != "decimal" or not self.params:
+            return None
+        return self.params[1] if len(self.params) == 2 else 0
+
+    @property
+    def fsp(self) -> Optional[int]:
+        """Fractional-second digits of DATETIME/TIMESTAMP/TIME when carried."""
+        if self.base not in ("datetime", "timestamp", "time") or not self.params:
+            return None
+        return self.params[-1]
+
+    @property
+    def bit_width(self) -> Optional[int]:
+        if self.base != "bit" or not self.params:
+            return None
+        return self.params[0]
+
+
+def parse_mysql_type(text: str) -> MySQLType:
+    m = _SHAPE.fullmatch(text.strip())
+    if m is None:
+        raise Malformed(f"mysqlType {text!r} is not a MySQL column type")
+    base = m.group(1).lower()
+    if base not in ALL_BASE_TYPES:
+        raise Malformed(f"mysqlType {text!r} names no TiDB type this decoder knows")
+    modifiers = m.group(3).lower().split()
+    args = m.group(2)
+    elements = None
+    params: tuple[int, ...] = ()
+    if args is not None:
+        if base in ("enum", "set"):
+            elements = _parse_members(args, text)
+        else:
+            params = _parse_params(args, text)
+    return MySQLType(base, unsigned="unsigned" in modifiers, zerofill="zerofill" in modifiers,
+                     params=params, elements=elements)
+
+
+def _parse_params(args: str, text: str) -> tuple[int, ...]:
+    parts = [p.strip() for p in args.split(",")]
+    if not 1 <= len(parts) <= 2 or not all(_NUMBER.fullmatch(p) for p in parts):
+        raise Malformed(f"mysqlType {text!r} has malformed parameters")
+    return tuple(int(p) for p in parts)
+
+
+def _parse_members(args: str, text: str) -> tuple[str, ...]:
+    members: list[str] = []
+    i, n = 0, len(args)
+    while True:
+        while i < n and args[i] == " ":
+            i += 1
+        if i >= n or args[i] != "'":
+            raise Malformed(f"mysqlType {text!r}: ENUM/SET member is not quoted")
+        i += 1
+        chars: list[str] = []
+        while True:
+            if i >= n:
+                raise Malformed(f"mysqlType {text!r}: unterminated ENUM/SET member")
+            c = args[i]
+            if c == "'":
+                if i + 1 < n and args[i + 1] == "'":
+                    chars.append("'")
+                    i += 2
+                    continue
+                i += 1
+                break
+            if c == "\\" and i + 1 < n and args[i + 1] in _MEMBER_ESCAPES:
+                chars.append(_MEMBER_ESCAPES[args[i + 1]])
+                i += 2
+                continue
+            chars.append(c)
+            i += 1
+        members.append("".join(chars))
+        while i < n and args[i] == " ":
+            i += 1
+        if i == n:
+            return tuple(members)
+        if args[i] != ",":
+            raise Malformed(f"mysqlType {text!r}: ENUM/SET members are not comma separated")
+        i += 1

@@ -1,0 +1,54 @@
+"""The sink options that change what a Canal-JSON record contains, under TiCDC's names.
+
+Missing keys take TiCDC's defaults (TiCDC pkg/sink/codec/common/config.go: NewConfig); keys that do not
+concern Canal-JSON (a manifest carries every sink option) are ignored.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+LARGE_MESSAGE_HANDLE_OPTIONS = ("none", "handle-key-only", "claim-check")
+COMPRESSIONS = ("none", "snappy", "lz4")
+
+
+@dataclass(frozen=True)
+class CanalJSONOptions:
+    enable_tidb_extension: bool = False
+    content_compatible: bool = False
+    only_output_updated_columns: bool = False
+    delete_only_output_handle_key_columns: bool = False
+    large_message_handle_option: str = "none"
+    large_message_handle_compression: str = "none"
+
+
+def _flag(options: Mapping[str, Any], name: str) -> bool:
+    value = options.get(name, False)
+    if isinstance(value, bool):
+        return value
+    # Sink URIs carry options as text ("?enable-tidb-extension=true"), so a manifest may too.
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f"option {name!r} must be a boolean, got {value!r}")
+
+
+def _choice(options: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> str:
+    value = options.get(name) or "none"
+    if value not in allowed:
+        raise ValueError(f"option {name!r} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def parse_options(options: Mapping[str, Any] | None) -> CanalJSONOptions:
+    options = options or {}
+    content_compatible = _flag(options, "content-compatible")
+    return CanalJSONOptions(
+        enable_tidb_extension=_flag(options, "enable-tidb-extension"),
+        content_compatible=content_compatible,
+        # TiCDC pkg/sink/codec/common/config.go turns only-output-updated-columns on whenever
+        # content-compatible is set, as official Canal's "old" carries changed columns only (spec 003).
+        only_output_updated_columns=content_compatible or _flag(options, "only-output-updated-columns"),
+        delete_only_output_handle_key_columns=_flag(options, "delete-only-output-handle-key-columns"),
+        large_message_handle_option=_choice(options, "large-message-handle-option", LARGE_MESSAGE_HANDLE_OPTIONS),
+        large_message_handle_compression=_choice(options, "large-message-handle-compression", COMPRESSIONS),
+    )

@@ -1,0 +1,69 @@
+"""The sink options that change what a Debezium message looks like, under TiCDC's names.
+
+Missing keys take TiCDC's defaults (TiCDC pkg/sink/codec/common/config.go: schema on, old value
+on, TiDB extension off, no compression), except the time zone: TiCDC defaults to the capture's
+local zone, which is not reproducible, so a missing "time-zone" means UTC like the suite's
+SinkConfig.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any, Mapping, Optional
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+# TiCDC pkg/compression/compress.go knows exactly these codecs.
+COMPRESSIONS = ("none", "snappy", "lz4")
+
+
+@dataclass(frozen=True)
+class DebeziumOptions:
+    disable_schema: bool
+    tidb_extension: bool
+    output_old_value: bool
+    time_zone_name: str
+    time_zone: tzinfo
+    compression: str
+
+
+def _flag(options: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = options.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    # Sink URIs carry options as text; accept that spelling too.
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"option {key!r} must be a boolean, got {value!r}")
+
+
+def _zone(name: Any) -> tuple[str, tzinfo]:
+    if name in (None, ""):
+        name = "UTC"
+    if not isinstance(name, str):
+        raise ValueError(f"option 'time-zone' must be a zone name, got {name!r}")
+    if name.lower() in ("local", "system"):
+        # The host's zone would make decoding depend on the machine it runs on.
+        raise ValueError("option 'time-zone' must name a zone explicitly, not the local zone")
+    try:
+        return name, ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {name!r}") from exc
+
+
+def parse_options(options: Optional[Mapping[str, Any]]) -> DebeziumOptions:
+    options = options or {}
+    compression = options.get("large-message-handle-compression") or "none"
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"unknown large-message-handle-compression {compression!r}; "
+                         f"expected one of {', '.join(COMPRESSIONS)}")
+    zone_name, zone = _zone(options.get("time-zone"))
+    return DebeziumOptions(
+        disable_schema=_flag(options, "debezium-disable-schema", False),
+        tidb_extension=_flag(options, "enable-tidb-extension", False),
+        output_old_value=_flag(options, "output-old-value", True),
+        time_zone_name=zone_name,
+        time_zone=zone,
+        compression=compression,
+    )

@@ -1,0 +1,92 @@
+"""What a perfect Open Protocol consumer can know of a ground-truth value (spec 002, Column type code).
+
+`project_value` maps a canonical JSON value (ticdc_generators.canonical.value_to_json) to exactly
+what OpenProtocolDecoder outputs for it; `describe_fidelity` says why per TiDB type.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ticdc_generators.types import TiDBType
+
+_EXACT_WHY = {
+    "integer": "spec 002 type codes 1/2/3/8/9: the integer is a JSON number, exact up to 2**64-1",
+    "double": "spec 002 type code 5: a float64 written in Go's shortest round-trip form",
+    "decimal": "spec 002 type code 246: TiDB's decimal string, scale digits kept",
+    "text": "spec 002 type codes 15/254 (UTF-8 string) and 249-252 (base64 of the UTF-8 bytes)",
+    "binary": "spec 002 type codes 15/254 with BinaryFlag (Go-escaped bytes) and 249-252 (base64)",
+    "temporal": "spec 002 type codes 7/10/11/12: TiDB's printed time, fsp digits kept "
+                "(TIMESTAMP in the changefeed's time-zone)",
+    "year": "spec 002 type code 13: the year as a JSON number",
+    "bit": "spec 002 type code 16: the bit value as an unsigned JSON number",
+    "json": "spec 002 type code 245: TiDB's printed JSON document as a string",
+}
+
+
+def describe_fidelity(t: TiDBType, options: Mapping[str, Any]) -> tuple[str, str]:
+    if t.base == "float":
+        return ("lossy", "spec 002 type code 4: TiCDC writes the float32 in its shortest float32 digits, "
+                         "which a reader takes as a double")
+    if t.base == "enum":
+        return ("lossy", "spec 002 type code 247: the 1-based member index, not the member name")
+    if t.base == "set":
+        return ("lossy", "spec 002 type code 248: the member bitmask, not the member names")
+    return ("exact", _EXACT_WHY[_family(t)])
+
+
+def project_value(t: TiDBType, value: Any, options: Mapping[str, Any]) -> Any:
+    if value is None:
+        return None
+    if t.base == "float":
+        return float32_as_read(value)
+    if t.base == "enum":
+        return enum_index(t, value)
+    if t.base == "set":
+        return set_bitmask(t, value)
+    return value
+
+
+def float32_as_read(value: float) -> float:
+    """The double a JSON reader gets from a FLOAT column: TiDB stores a float32, and TiCDC prints
+    it with the fewest digits that identify that float32 (json-iterator WriteFloat32, Go
+    strconv.AppendFloat(.., -1, 32)); numpy's unique formatting picks the same digits."""
+    return float(np.format_float_scientific(np.float32(value), unique=True))
+
+
+def enum_index(t: TiDBType, name: str) -> int:
+    # TiDB numbers members from 1; index 0 is the empty "invalid value" entered in non-strict mode.
+    if name in t.elements:
+        return t.elements.index(name) + 1
+    if name == "":
+        return 0
+    raise ValueError(f"{name!r} is not a member of {t.sql()}")
+
+
+def set_bitmask(t: TiDBType, names: str) -> int:
+    # A SET value is its members joined by "," (MySQL forbids "," inside a member); member i is bit i.
+    if names == "":
+        return 0
+    mask = 0
+    for name in names.split(","):
+        if name not in t.elements:
+            raise ValueError(f"{name!r} is not a member of {t.sql()}")
+        mask |= 1 << t.elements.index(name)
+    return mask
+
+
+def _family(t: TiDBType) -> str:
+    if t.is_integer:
+        return "integer"
+    if t.base == "double":
+        return "double"
+    if t.base == "decimal":
+        return "decimal"
+    if t.is_text:
+        return "text"
+    if t.is_binary:
+        return "binary"
+    if t.base in ("date", "datetime", "timestamp", "time"):
+        return "temporal"
+    return t.base  # year, bit, json

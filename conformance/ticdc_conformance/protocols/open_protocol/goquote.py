@@ -1,0 +1,74 @@
+"""The inverse of Go's strconv.Quote, which Open Protocol uses for binary CHAR/VARCHAR values.
+
+TiCDC writes a BINARY/VARBINARY value as `strconv.Quote(string(bytes))` without the surrounding
+quotes (TiCDC pkg/sink/codec/open/codec.go, writeColumnFieldValue) and its own decoder reverses it
+with `strconv.Unquote` (TiCDC pkg/sink/codec/open/decoder.go, formatColumn); spec 002 shows such a
+value as "\\x89PNG\\r\\n\\x1a\\n". This module accepts exactly what Go's Unquote accepts inside a
+double-quoted literal, so a value TiCDC's consumer would reject is rejected here too.
+"""
+from __future__ import annotations
+
+_SIMPLE = {"a": 0x07, "b": 0x08, "f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "\\": 0x5C, '"': 0x22}
+_HEX = frozenset("0123456789abcdefABCDEF")
+_OCT = frozenset("01234567")
+_MAX_RUNE = 0x10FFFF
+
+
+def go_unquote(s: str) -> bytes:
+    """The bytes a Go double-quoted literal body denotes; ValueError where Go reports ErrSyntax."""
+    out = bytearray()
+    i, n = 0, len(s)
+    while i < n:
+        j = s.find("\\", i)
+        run = s[i:] if j < 0 else s[i:j]
+        if run:
+            # Go's Unquote refuses a raw quote (it would end the literal) and a raw newline.
+            if '"' in run:
+                raise ValueError(f'unescaped double quote at {i + run.index(chr(34))}')
+            if "\n" in run:
+                raise ValueError(f"raw newline at {i + run.index(chr(10))}")
+            out += _utf8(run)
+        if j < 0:
+            break
+        i = j + 1
+        if i >= n:
+            raise ValueError("backslash at the end of the value")
+        esc = s[i]
+        if esc in _SIMPLE:
+            out.append(_SIMPLE[esc])
+            i += 1
+        elif esc == "x":
+            out.append(int(_digits(s, i + 1, 2, _HEX, "\\x"), 16))
+            i += 3
+        elif esc in _OCT:
+            code = int(_digits(s, i, 3, _OCT, "octal escape"), 8)
+            if code > 0xFF:
+                raise ValueError(f"octal escape \\{s[i:i + 3]} is above \\377")
+            out.append(code)
+            i += 3
+        elif esc in ("u", "U"):
+            width = 4 if esc == "u" else 8
+            code = int(_digits(s, i + 1, width, _HEX, "\\" + esc), 16)
+            # Go's UnquoteChar demands a valid rune: no surrogate halves, nothing past U+10FFFF.
+            if code > _MAX_RUNE or 0xD800 <= code <= 0xDFFF:
+                raise ValueError(f"\\{esc}{s[i + 1:i + 1 + width]} is not a valid Unicode code point")
+            out += chr(code).encode("utf-8")
+            i += 1 + width
+        else:
+            raise ValueError(f"unknown escape \\{esc}")
+    return bytes(out)
+
+
+def _digits(s: str, start: int, width: int, alphabet: frozenset, what: str) -> str:
+    # Checked by hand: int(x, 16) would also take signs, spaces and underscores.
+    digits = s[start:start + width]
+    if len(digits) != width or not all(c in alphabet for c in digits):
+        raise ValueError(f"{what} needs {width} digits, got {digits!r}")
+    return digits
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:  # a lone surrogate cannot come from valid JSON, but be total
+        raise ValueError(f"not encodable as UTF-8: {e}") from None

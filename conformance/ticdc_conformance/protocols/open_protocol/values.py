@@ -1,0 +1,217 @@
+"""Column objects of a Row Changed Event -> canonical JSON values (docs/architecture.md).
+
+A column is `{"t": <type code>, "h": <where handle>, "f": <flags>, "v": <value>}` (spec 002, Row
+Changed Event). The type code and the binary flag together decide how "v" is read (spec 002,
+Column type code and Bit flags of columns). Every value is checked against what its type code
+allows, so an encoder writing the wrong JSON type for a column is caught rather than passed on.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import orjson
+
+from .goquote import go_unquote
+from .malformed import Malformed
+
+# spec 002, Column type code (TiDB's mysql.Type* byte values).
+TINYINT, SMALLINT, INT, FLOAT, DOUBLE, NULL, TIMESTAMP, BIGINT, MEDIUMINT = 1, 2, 3, 4, 5, 6, 7, 8, 9
+DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT = 10, 11, 12, 13, 14, 15, 16
+JSON, DECIMAL, ENUM, SET = 245, 246, 247, 248
+TINYBLOB, MEDIUMBLOB, LONGBLOB, BLOB, VAR_STRING, STRING, GEOMETRY = 249, 250, 251, 252, 253, 254, 255
+
+# spec 002, Bit flags of columns.
+BINARY_FLAG = 0x01
+HANDLE_KEY_FLAG = 0x02
+UNSIGNED_FLAG = 0x80
+
+_U64_MAX = 2**64 - 1
+# Integer widths per type code; a column's flags say which half of the range applies.
+_INT_BITS = {TINYINT: 8, SMALLINT: 16, MEDIUMINT: 24, INT: 32, BIGINT: 64}
+
+# TiDB's printed forms (types.Time.String / Duration.String / MyDecimal.String). [0-9] rather
+# than \d, which would also match non-ASCII digits.
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?")
+_TIME = re.compile(r"-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?")
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+@dataclass(frozen=True)
+class ColumnValue:
+    value: Any  # canonical JSON value
+    is_handle: bool  # "h": true, or the HandleKeyFlag bit
+
+
+def decode_columns(section: Any) -> tuple[dict[str, Any], list[str]]:
+    """One of "u"/"p"/"d": column name -> canonical value (message order), and the handle-key columns."""
+    if not isinstance(section, dict):
+        raise Malformed(f"expected an object of columns, got {type(section).__name__}")
+    values: dict[str, Any] = {}
+    handles: list[str] = []
+    for name, obj in section.items():
+        try:
+            col = decode_column(obj)
+        except Malformed as e:
+            raise e.within(f"column {name!r}") from None
+        values[name] = col.value
+        if col.is_handle:
+            handles.append(name)
+    return values, handles
+
+
+def decode_column(obj: Any) -> ColumnValue:
+    if not isinstance(obj, dict):
+        raise Malformed(f"column is a JSON {type(obj).__name__}, not an object")
+    code = obj.get("t")
+    if not _is_int(code):
+        raise Malformed(f'missing or non-integer type code "t": {code!r}')
+    reader = _READERS.get(code)
+    if reader is None:
+        raise Malformed(f"unknown column type code {code}")
+    # "f" came after the first protocol version (spec 002's own examples lack it); TiCDC's decoder
+    # takes a missing one as 0 (TiCDC pkg/sink/codec/open/message.go, column.Flag).
+    flag = obj.get("f", 0)
+    has_flag = "f" in obj
+    if not _is_int(flag) or not 0 <= flag <= _U64_MAX:
+        raise Malformed(f'flags "f" is {flag!r}, not an unsigned integer')
+    handle = obj.get("h", False)
+    if not isinstance(handle, bool):
+        raise Malformed(f'where-handle "h" is {handle!r}, not a boolean')
+    if "v" not in obj:
+        raise Malformed('missing value "v"')
+    raw = obj["v"]
+    if raw is None:
+        value = None
+    else:
+        try:
+            value = reader(raw, code, flag, has_flag)
+        except Malformed as e:
+            raise e.within(f"type {code}") from None
+    return ColumnValue(value, handle or bool(flag & HANDLE_KEY_FLAG))
+
+
+# --- readers: (raw "v", type code, flags, whether "f" was present) -> canonical value ---------
+
+def _integer(raw: Any, code: int, flag: int, has_flag: bool) -> int:
+    if not _is_int(raw):
+        raise Malformed(f"integer column value {raw!r} is not a JSON integer")
+    bits = _INT_BITS[code]
+    signed_range = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    unsigned_range = (0, 2**bits - 1)
+    if not has_flag:
+        # Without flags signedness is unknown; only the union of both ranges is certain.
+        lo, hi = signed_range[0], unsigned_range[1]
+    else:
+        lo, hi = unsigned_range if flag & UNSIGNED_FLAG else signed_range
+    if not lo <= raw <= hi:
+        raise Malformed(f"{raw} is outside [{lo}, {hi}]")
+    return raw
+
+
+def _float(raw: Any, code: int, flag: int, has_flag: bool) -> float:
+    # Go writes a whole float64 without a fraction ("1"), so JSON integers are floats here too.
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise Malformed(f"float column value {raw!r} is not a JSON number")
+    try:
+        return float(raw)
+    except OverflowError:
+        raise Malformed(f"{raw} is beyond a double") from None
+
+
+def _unsigned(limit: int) -> Callable[[Any, int, int, bool], int]:
+    def read(raw: Any, code: int, flag: int, has_flag: bool) -> int:
+        if not _is_int(raw) or not 0 <= raw <= limit:
+            raise Malformed(f"value {raw!r} is not an integer in [0, {limit}]")
+        return raw
+    return read
+
+
+def _null(raw: Any, code: int, flag: int, has_flag: bool) -> None:
+    raise Malformed(f"a NULL-typed column carries {raw!r}")
+
+
+def _pattern(rx: re.Pattern, what: str) -> Callable[[Any, int, int, bool], str]:
+    def read(raw: Any, code: int, flag: int, has_flag: bool) -> str:
+        if not isinstance(raw, str) or rx.fullmatch(raw) is None:
+            raise Malformed(f"{raw!r} is not a {what}")
+        return raw
+    return read
+
+
+def _json_text(raw: Any, code: int, flag: int, has_flag: bool) -> str:
+    # TiCDC writes TiDB's printed JSON document as a string (BinaryJSON.String()).
+    if not isinstance(raw, str):
+        raise Malformed(f"JSON column value {raw!r} is not a string")
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise Malformed(f"JSON column value is not a JSON document ({e})") from None
+    return raw
+
+
+def _string(raw: Any, code: int, flag: int, has_flag: bool) -> str:
+    """CHAR/VARCHAR/BINARY/VARBINARY: UTF-8 text, or Go-quoted bytes when the binary flag is set."""
+    if not isinstance(raw, str):
+        raise Malformed(f"string column value {raw!r} is not a JSON string")
+    if not flag & BINARY_FLAG:
+        return raw
+    try:
+        data = go_unquote(raw)
+    except ValueError as e:
+        raise Malformed(f"bad Go escape in binary value ({e})") from None
+    return base64.b64encode(data).decode("ascii")
+
+
+def _blob(raw: Any, code: int, flag: int, has_flag: bool) -> str:
+    """TEXT/BLOB families: always base64 in the message (spec 002, type codes 249-252)."""
+    if not isinstance(raw, str):
+        raise Malformed(f"blob/text column value {raw!r} is not a JSON string")
+    try:
+        data = base64.b64decode(raw.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as e:
+        raise Malformed(f"bad base64 ({e})") from None
+    if flag & BINARY_FLAG:
+        # Re-encoded so the output is the canonical padded form whatever spelling arrived.
+        return base64.b64encode(data).decode("ascii")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Malformed(f"text value is not UTF-8 ({e})") from None
+
+
+_READERS: dict[int, Callable[[Any, int, int, bool], Any]] = {
+    **{code: _integer for code in _INT_BITS},
+    FLOAT: _float,
+    DOUBLE: _float,
+    NULL: _null,
+    TIMESTAMP: _pattern(_DATETIME, "timestamp 'YYYY-MM-DD hh:mm:ss[.ffffff]'"),
+    DATETIME: _pattern(_DATETIME, "datetime 'YYYY-MM-DD hh:mm:ss[.ffffff]'"),
+    DATE: _pattern(_DATE, "date 'YYYY-MM-DD'"),
+    NEWDATE: _pattern(_DATE, "date 'YYYY-MM-DD'"),
+    TIME: _pattern(_TIME, "time '[-]hh:mm:ss[.ffffff]'"),
+    YEAR: _unsigned(2155),
+    BIT: _unsigned(_U64_MAX),
+    JSON: _json_text,
+    DECIMAL: _pattern(_DECIMAL, "decimal string"),
+    # ENUM carries the 1-based member index (at most 65535 members), SET the member bitmask
+    # (at most 64 members): TiCDC codec.go writes GetEnum(idx).Value for both.
+    ENUM: _unsigned(65535),
+    SET: _unsigned(_U64_MAX),
+    VARCHAR: _string,
+    VAR_STRING: _string,
+    STRING: _string,
+    TINYBLOB: _blob,
+    MEDIUMBLOB: _blob,
+    LONGBLOB: _blob,
+    BLOB: _blob,
+    # GEOMETRY (255) is listed as "Unsupported" by spec 002 and so has no reader.
+}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)

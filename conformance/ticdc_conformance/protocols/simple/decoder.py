@@ -1,0 +1,148 @@
+"""The Simple protocol decoder of one topic-partition: a schema cache and the DMLs waiting for it.
+
+Spec 004, "Message consumption scenarios": DML messages carry no schema, only `table` and
+`schemaVersion`; the consumer caches the tableSchema of every BOOTSTRAP and DDL message under
+(schema, table, version) and reads each DML through the entry its message names. A consumer that joins
+mid-stream (scenario 2) sees DMLs before any schema: they wait until a BOOTSTRAP or DDL brings it, as
+TiCDC's own decoder keeps them in `cachedMessages` (TiCDC pkg/sink/codec/simple/decoder.go).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ticdc_generators.kafka_record import KafkaRecord
+
+from ...errors import DecodeError
+from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
+from .fields import Malformed
+from .message import BootstrapMessage, DDLMessage, DMLMessage, WatermarkMessage
+from .table import TableInfo
+from .timestamps import load_zone
+from .values import from_avro, from_json
+from .wire_avro import parse_avro
+from .wire_json import parse_json
+
+# How many DMLs may wait for their schema before the partition is declared undecodable. TiCDC sends a
+# BOOTSTRAP at least every `send-bootstrap-in-msg-count` (default 10000) row changes of a table (spec 004,
+# BOOTSTRAP), so a stream still without the schema after that many is not one a consumer can recover.
+MAX_HELD = 10000
+
+_COMPRESSION_NONE = ("", "none")
+
+
+class SimpleDecoder:
+    def __init__(self, options: dict, max_held: int = MAX_HELD) -> None:
+        fmt = options.get("encoding-format", "json")
+        if fmt not in ("json", "avro"):
+            raise ValueError(f"unknown encoding-format {fmt!r}; expected json or avro")
+        compression = options.get("large-message-handle-compression", "none")
+        if compression not in _COMPRESSION_NONE:
+            raise ValueError(f"large-message-handle-compression={compression!r} is not supported by this decoder")
+        self._parse: Callable[[bytes], Any] = parse_avro if fmt == "avro" else parse_json
+        self._value: Callable[..., Any] = from_avro if fmt == "avro" else from_json
+        self._time_zone = options.get("time-zone") or "UTC"
+        try:
+            load_zone(self._time_zone)
+        except Malformed as e:
+            raise ValueError(f"time-zone: {e.reason}") from None
+        self._max_held = max_held
+        self._tables: dict[tuple[str, str, int], TableInfo] = {}
+        self._held: list[tuple[KafkaRecord, DMLMessage]] = []
+
+    @property
+    def held_count(self) -> int:
+        return len(self._held)
+
+    def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+        try:
+            if record.value is None:
+                raise Malformed("record has no value (Simple messages always have one)")
+            message = self._parse(record.value)
+            if isinstance(message, WatermarkMessage):
+                return [DecodedWatermark(message.commit_ts)]
+            if isinstance(message, BootstrapMessage):
+                t = message.table
+                self._remember(t)
+                first: DecodedEvent = DecodedBootstrap(t.schema, t.table, t.version, t.column_names)
+                return [first] + self._release()
+            if isinstance(message, DDLMessage):
+                return [self._ddl(message)] + self._release()
+            table = self._tables.get(message.schema_key)
+            if table is None:
+                self._hold(record, message)
+                return []
+            return [self._row(message, table)]
+        except Malformed as e:
+            raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
+
+    def _remember(self, table: Optional[TableInfo]) -> None:
+        # TiCDC's memoryTableInfoProvider.Write skips nameless tables (schema-level DDLs) and keeps the
+        # first entry of a key: one (schema, table, version) names one schema.
+        if table is None or not table.schema or not table.table:
+            return
+        self._tables.setdefault(table.key, table)
+
+    def _ddl(self, message: DDLMessage) -> DecodedDDL:
+        # TiCDC's decoder stores both the new and the previous table info of a DDL (decoder.go
+        # NextDDLEvent), so rows written under the previous version that were waiting can be read too.
+        self._remember(message.table)
+        self._remember(message.pre_table)
+        named = message.table or message.pre_table
+        return DecodedDDL(
+            commit_ts=message.commit_ts,
+            schema=named.schema if named else "",
+            table=named.table if named else "",
+            query=message.sql,
+            ddl_type=message.ddl_type,
+            columns=message.table.column_names if message.table else (),
+        )
+
+    def _hold(self, record: KafkaRecord, message: DMLMessage) -> None:
+        if len(self._held) >= self._max_held:
+            schema, table, version = message.schema_key
+            raise Malformed(f"schema not yet known for {schema}.{table} version {version} "
+                            f"and {len(self._held)} messages already wait for their schema")
+        self._held.append((record, message))
+
+    def _release(self) -> list[DecodedEvent]:
+        """Rows that were waiting and whose schema is now known, in arrival order."""
+        if not self._held:
+            return []
+        released: list[DecodedEvent] = []
+        still: list[tuple[KafkaRecord, DMLMessage]] = []
+        for i, (record, message) in enumerate(self._held):
+            table = self._tables.get(message.schema_key)
+            if table is None:
+                still.append((record, message))
+                continue
+            try:
+                released.append(self._row(message, table))
+            except Malformed as e:
+                # The bad message leaves the queue so it does not fail every later delivery; the others
+                # keep waiting and are released by the next BOOTSTRAP or DDL.
+                self._held = self._held[:i] + self._held[i + 1:]
+                raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
+        self._held = still
+        return released
+
+    def _values(self, table: TableInfo, wire: Optional[dict]) -> Optional[dict[str, Any]]:
+        if wire is None:
+            return None
+        for name in wire:
+            if name not in table.by_name:
+                raise Malformed(f"column {name!r} is not in {table.schema}.{table.table} version {table.version}")
+        # Columns missing from the message (handle-key-only or claim-check messages, virtual columns)
+        # are left out rather than invented.
+        return {c.name: self._value(c, wire[c.name], self._time_zone) for c in table.columns if c.name in wire}
+
+    def _row(self, message: DMLMessage, table: TableInfo) -> DecodedRow:
+        return DecodedRow(
+            schema=message.schema,
+            table=message.table,
+            op=message.op,
+            commit_ts=message.commit_ts,
+            after=self._values(table, message.data),
+            before=self._values(table, message.old),
+            key_columns=table.key_columns,
+            columns=table.column_names,
+        )

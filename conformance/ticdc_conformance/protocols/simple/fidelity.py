@@ -1,0 +1,59 @@
+"""What a perfect Simple consumer knows of each ground-truth value (spec 004, "mysqlType 参考表格").
+
+Simple carries every TiDB type at full precision in both encodings, with one exception: FLOAT is a
+float32 (JSON prints it with strconv.FormatFloat(v, 'f', -1, 32), Avro uses `float`), so a consumer
+sees the nearest float32, which it prints shortest. ENUM and SET travel as numbers and are read back
+through the elements of the cached tableSchema; TIMESTAMP travels with its location and is printed in
+the upstream time zone.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ticdc_generators.types import TiDBType
+
+from .values import float32_shortest
+
+_WHY = {
+    "float": ("lossy", "spec 004 mysqlType table: float is float32/Avro float; the consumer sees the nearest float32, "
+                       "printed with the shortest digits (FormatFloat 'f' -1 32)"),
+    "double": ("exact", "spec 004 mysqlType table: double is float64/Avro double, printed round-trip exact"),
+    "decimal": ("exact", "spec 004 mysqlType table: decimal travels as TiDB's string"),
+    "bigint": ("exact", "spec 004 mysqlType table: bigint is int64/uint64; JSON prints it, Avro long "
+                        "(UnsignedBigint or string above 2^63)"),
+    "binary": ("exact", "spec 004 mysqlType table: []uint8/Avro bytes; JSON carries the bytes base64"),
+    "text": ("exact", "spec 004 mysqlType table: []uint8/Avro string, the text itself"),
+    "timestamp": ("exact", "spec 004 mysqlType table: timestamp string, sent with its location and rendered "
+                           "in the upstream time-zone"),
+    "temporal": ("exact", "spec 004 mysqlType table: date/datetime/time travel as TiDB's string"),
+    "enum": ("exact", "spec 004 mysqlType table: enum is its uint64 index, mapped back through the tableSchema elements"),
+    "set": ("exact", "spec 004 mysqlType table: set is its uint64 bitmask, mapped back through the tableSchema elements"),
+    "integer": ("exact", "spec 004 mysqlType table: integer types are int64/uint64, Avro long"),
+    "year": ("exact", "spec 004 mysqlType table: year is int64/Avro long"),
+    "bit": ("exact", "spec 004 mysqlType table: bit is its uint64 value"),
+    "json": ("exact", "spec 004 mysqlType table: json travels as TiDB's printed string"),
+}
+
+
+def _family(t: TiDBType) -> str:
+    if t.base in ("float", "double", "decimal", "timestamp", "enum", "set", "year", "bit", "json", "bigint"):
+        return t.base
+    if t.is_integer:
+        return "integer"
+    if t.is_binary:
+        return "binary"
+    if t.is_text:
+        return "text"
+    return "temporal"
+
+
+def project_value(t: TiDBType, value: Any, options: dict) -> Any:
+    if value is None:
+        return None
+    if t.base == "float":
+        return float32_shortest(float(value))
+    return value
+
+
+def describe_fidelity(t: TiDBType, options: dict) -> tuple[str, str]:
+    return _WHY[_family(t)]

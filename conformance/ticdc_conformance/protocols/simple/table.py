@@ -1,0 +1,146 @@
+"""The table schema a BOOTSTRAP or DDL message carries (spec 004, "TableSchema definition").
+
+DML messages carry no types (spec 004, "Message consumption scenarios"), so every value is read through
+the column description cached from here: its mysqlType decides how the wire value is parsed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .fields import Malformed, get_bool, get_dict, get_int, get_list, get_str, get_str_list
+
+# spec 004, "mysqlType 参考表格": every mysqlType a TableSchema may name, grouped by how its value is read.
+_INTEGER_RANGES = {
+    "tinyint": (-(2**7), 2**7 - 1, 2**8 - 1),
+    "bool": (-(2**7), 2**7 - 1, 2**8 - 1),
+    "smallint": (-(2**15), 2**15 - 1, 2**16 - 1),
+    "mediumint": (-(2**23), 2**23 - 1, 2**24 - 1),
+    "int": (-(2**31), 2**31 - 1, 2**32 - 1),
+    "bigint": (-(2**63), 2**63 - 1, 2**64 - 1),
+}
+_KIND_OF = {
+    "float": "float", "double": "double", "decimal": "decimal",
+    "char": "text", "varchar": "text", "tinytext": "text", "text": "text", "mediumtext": "text", "longtext": "text",
+    "binary": "binary", "varbinary": "binary",
+    "tinyblob": "binary", "blob": "binary", "mediumblob": "binary", "longblob": "binary",
+    "date": "date", "datetime": "datetime", "timestamp": "timestamp", "time": "time",
+    "year": "year", "enum": "enum", "set": "set", "bit": "bit", "json": "json",
+}
+_KIND_OF.update({name: "integer" for name in _INTEGER_RANGES})
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    mysql_type: str
+    kind: str  # integer | float | double | decimal | text | binary | date | datetime | timestamp | time | year | enum | set | bit | json
+    charset: str
+    unsigned: bool
+    length: int
+    decimal: int
+    elements: tuple[str, ...]
+    nullable: bool
+
+    @property
+    def int_range(self) -> tuple[int, int]:
+        lo, hi, uhi = _INTEGER_RANGES[self.mysql_type]
+        return (0, uhi) if self.unsigned else (lo, hi)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    schema: str
+    table: str
+    table_id: int
+    version: int
+    columns: tuple[ColumnInfo, ...]
+    key_columns: tuple[str, ...]
+    by_name: dict[str, ColumnInfo] = field(compare=False, repr=False)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.schema, self.table, self.version)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+def _column(raw: object, where: str) -> ColumnInfo:
+    if not isinstance(raw, dict):
+        raise Malformed(f"{where}: column must be an object")
+    name = get_str(raw, "name", where)
+    where = f"{where} column {name!r}"
+    dt = get_dict(raw, "dataType", where)
+    mysql_type = get_str(dt, "mysqlType", where)
+    charset = get_str(dt, "charset", where)
+    get_str(dt, "collate", where)
+    kind = _KIND_OF.get(mysql_type)
+    if kind is None:
+        raise Malformed(f"{where}: unknown mysqlType {mysql_type!r}")
+    # TiCDC pkg/sink/codec/simple/decoder.go newTiColumnInfo: a string or blob column whose charset is
+    # "binary" carries the binary flag, so its value travels as bytes (base64 in JSON) whatever its name.
+    if kind == "text" and charset == "binary":
+        kind = "binary"
+    # `length`, `decimal`, `elements`, `unsigned` are omitempty in JSON and null-able unions in Avro
+    # (TiCDC pkg/sink/codec/simple/message.go dataType, message.json DataType).
+    length = get_int(dt, "length", where, optional=True, lo=-(2**63), hi=2**63 - 1) or 0
+    decimal = get_int(dt, "decimal", where, optional=True, lo=-(2**31), hi=2**31 - 1) or 0
+    elements = get_str_list(dt, "elements", where, optional=True) or ()
+    unsigned = bool(get_bool(dt, "unsigned", where, optional=True))
+    get_bool(dt, "zerofill", where, optional=True)
+    nullable = get_bool(raw, "nullable", where)
+    return ColumnInfo(name, mysql_type, kind, charset, unsigned, length, decimal, elements, nullable)
+
+
+def _handle_key(indexes: list, by_name: dict[str, ColumnInfo], where: str) -> tuple[str, ...]:
+    """The PK, else the first unique index whose columns are all NOT NULL (TiCDC's handle key)."""
+    parsed = []
+    for raw in indexes:
+        if not isinstance(raw, dict):
+            raise Malformed(f"{where}: index must be an object")
+        name = get_str(raw, "name", where)
+        iwhere = f"{where} index {name!r}"
+        unique = get_bool(raw, "unique", iwhere)
+        primary = get_bool(raw, "primary", iwhere)
+        get_bool(raw, "nullable", iwhere)
+        cols = get_str_list(raw, "columns", iwhere)
+        if not cols:
+            raise Malformed(f"{iwhere}: index has no columns")
+        for c in cols:
+            if c not in by_name:
+                raise Malformed(f"{iwhere}: index column {c!r} is not a column of the table")
+        parsed.append((primary, unique, cols))
+    for primary, _, cols in parsed:
+        if primary:
+            return cols
+    # Nullability is judged from the columns, as TiCDC's newIndexSchema derives the index's own
+    # `nullable` flag from them (TiCDC pkg/sink/codec/simple/message.go).
+    for _, unique, cols in parsed:
+        if unique and all(not by_name[c].nullable for c in cols):
+            return cols
+    return ()
+
+
+def table_from_wire(raw: Optional[dict], schema_key: str, where: str) -> TableInfo:
+    """Build a TableInfo from a TableSchema object; JSON names the database `schema`, Avro `database`."""
+    if not isinstance(raw, dict):
+        raise Malformed(f"{where}: tableSchema must be an object")
+    schema = get_str(raw, schema_key, where)
+    table = get_str(raw, "table", where)
+    where = f"{where} {schema}.{table}"
+    table_id = get_int(raw, "tableID", where, lo=-(2**63), hi=2**63 - 1)
+    version = get_int(raw, "version", where, lo=0)
+    columns = tuple(_column(c, where) for c in get_list(raw, "columns", where))
+    by_name: dict[str, ColumnInfo] = {}
+    for c in columns:
+        if c.name in by_name:
+            raise Malformed(f"{where}: duplicate column {c.name!r}")
+        by_name[c.name] = c
+    # Go marshals a nil slice as null; TiCDC always allocates one, but null still means "no indexes".
+    if "indexes" not in raw:
+        raise Malformed(f"{where}: missing field 'indexes'")
+    indexes = get_list(raw, "indexes", where, optional=True) or []
+    key_columns = _handle_key(indexes, by_name, where)
+    return TableInfo(schema, table, table_id, version, columns, key_columns, by_name)

@@ -1,0 +1,105 @@
+"""Simple Avro messages: one plain Avro datum of the union schema message.json, no registry framing.
+
+The datum is the `com.pingcap.simple.avro.Message` branch (union index 11, first byte 0x16), whose
+`payload` is a Watermark, Bootstrap, DDL or DML record (TiCDC pkg/sink/codec/simple/avro.go,
+new*MessageMap; reference/ticdc/pkg/sink/codec/simple/message.json).
+"""
+from __future__ import annotations
+
+import io
+import struct
+
+from fastavro import schemaless_reader
+from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
+
+from .fields import Malformed, get_bool, get_dict, get_int, get_str
+from .message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage, row_maps
+from .table import table_from_wire
+
+_NS = "com.pingcap.simple.avro."
+# Message.type must name the payload's record (avro.go builds both from the same message kind).
+_PAYLOAD_OF = {"WATERMARK": _NS + "Watermark", "BOOTSTRAP": _NS + "Bootstrap", "DDL": _NS + "DDL", "DML": _NS + "DML"}
+_MAX_LONG = 2**63 - 1
+
+# Everything fastavro raises for a datum that does not fit the schema: truncation, a union or enum index
+# out of range, bad UTF-8, a bad varint.
+_READ_ERRORS = (EOFError, IndexError, KeyError, ValueError, TypeError, UnicodeDecodeError, OverflowError,
+                MemoryError, RecursionError, struct.error)
+
+
+class _BoundedReader(io.BytesIO):
+    """A record's bytes that refuse any read longer than what is left.
+
+    fastavro reads a string or bytes field with one `read(length)` of the length prefix; refusing
+    lengths past the end keeps a hostile prefix from ever asking for more than the record holds.
+    """
+
+    def read(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+        if size is None or size < 0:
+            raise EOFError("unbounded or negative read length")
+        if size > len(self.getbuffer()) - self.tell():
+            raise EOFError(f"length {size} runs past the end of the record")
+        return super().read(size)
+
+
+def _unwrap(value: object, name: str, where: str) -> dict:
+    """A record read from a union: fastavro gives (record name, fields) with return_record_name."""
+    if not (isinstance(value, tuple) and len(value) == 2 and value[0] == name and isinstance(value[1], dict)):
+        raise Malformed(f"{where}: expected a {name} record")
+    return value[1]
+
+
+def _read(value: bytes) -> tuple[str, dict]:
+    fo = _BoundedReader(value)
+    try:
+        datum = schemaless_reader(fo, MESSAGE_SCHEMA, None, return_record_name=True)
+    except _READ_ERRORS as e:
+        raise Malformed(f"not a Simple Avro datum: {type(e).__name__}: {e}") from None
+    if fo.tell() != len(value):
+        raise Malformed(f"{len(value) - fo.tell()} trailing bytes after the Avro datum")
+    message = _unwrap(datum, _NS + "Message", "Avro datum")
+    mtype = message.get("type")
+    payload = message.get("payload")
+    expected = _PAYLOAD_OF.get(mtype)
+    if expected is None:
+        raise Malformed(f"unknown message type {mtype!r}")
+    return mtype, _unwrap(payload, expected, f"{mtype} message payload")
+
+
+def _schema(raw: object, where: str):
+    return None if raw is None else table_from_wire(_unwrap(raw, _NS + "TableSchema", where), "database", where)
+
+
+def parse_avro(value: bytes) -> Message:
+    mtype, p = _read(value)
+    where = f"{mtype} message"
+    version = get_int(p, "version", where)
+    if version != 1:
+        raise Malformed(f"unsupported Simple protocol version {version} (spec 004: currently 1)")
+    get_int(p, "buildTs", where)
+    if mtype == "BOOTSTRAP":
+        # The Bootstrap record holds its TableSchema directly, not through a null union.
+        return BootstrapMessage(table_from_wire(get_dict(p, "tableSchema", where), "database", f"{where} tableSchema"))
+    # Avro longs are signed; a TSO never reaches 2^63, so a negative one is corrupt.
+    commit_ts = get_int(p, "commitTs", where, lo=0, hi=_MAX_LONG)
+    if mtype == "WATERMARK":
+        return WatermarkMessage(commit_ts)
+    ddl_or_dml = get_str(p, "type", where)
+    if mtype == "DDL":
+        if ddl_or_dml not in DDL_TYPES:
+            raise Malformed(f"unknown DDL type {ddl_or_dml!r}")
+        return DDLMessage(ddl_or_dml, get_str(p, "sql", where), commit_ts,
+                          _schema(p.get("tableSchema"), f"{where} tableSchema"),
+                          _schema(p.get("preTableSchema"), f"{where} preTableSchema"))
+    op = DML_OPS.get(ddl_or_dml)
+    if op is None:
+        raise Malformed(f"unknown DML type {ddl_or_dml!r}")
+    schema = get_str(p, "database", where)
+    table = get_str(p, "table", where)
+    schema_version = get_int(p, "schemaVersion", where, lo=0, hi=_MAX_LONG)
+    get_bool(p, "handleKeyOnly", where, optional=True)
+    get_str(p, "claimCheckLocation", where, optional=True)
+    data = get_dict(p, "data", where, optional=True)
+    old = get_dict(p, "old", where, optional=True)
+    row_maps(op, data, old)
+    return DMLMessage(op, schema, table, commit_ts, schema_version, data, old)

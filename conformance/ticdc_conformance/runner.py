@@ -1,0 +1,112 @@
+"""One conformance run: generate an encoding, run the consumer under test on it, check the result.
+
+The consumer under test is the reference Spark consumer (`spark`), the sequential reference
+consumer (`local`), or any program behind the consumer protocol of docs/consumer-protocol.md:
+it is started as `CMD --records DIR --manifest FILE --out DIR` and must write
+`OUT/final/<schema>.<table>.ndjson` in the canonical form, exiting 0.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ticdc_generators.pipeline import config_for, generate
+
+from .checks.differential import Finding, TableVerdict, check_final_state
+from .errors import ConsumerError
+
+CONSUMER_TIMEOUT_S = 1800
+
+
+@dataclass
+class EncodingResult:
+    scenario: str
+    seed: int
+    encoding: str
+    protocol: str
+    consumer: str
+    records: int = 0
+    seconds: float = 0.0
+    tables: list[TableVerdict] = field(default_factory=list)
+    error: Optional[str] = None
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for t in self.tables for f in t.findings]
+
+    @property
+    def conformant(self) -> bool:
+        return self.error is None and not self.findings
+
+    @property
+    def replay_command(self) -> str:
+        cmd = f"ticdc-conformance run --scenario {self.scenario} --seed {self.seed} --protocol {self.encoding}"
+        if self.consumer not in ("spark",):
+            cmd += f" --consumer {shlex.quote(self.consumer)}"
+        return cmd
+
+    def render(self) -> str:
+        lines = [f"{self.encoding}: {'conformant' if self.conformant else 'NOT conformant'} "
+                 f"(scenario {self.scenario}, seed {self.seed}, consumer {self.consumer})"]
+        if self.error:
+            lines.append(f"  error: {self.error}")
+        for f in self.findings:
+            lines.append("  " + f.render())
+        if not self.conformant:
+            lines.append(f"  replay: {self.replay_command}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {
+            "scenario": self.scenario, "seed": self.seed, "encoding": self.encoding, "protocol": self.protocol,
+            "consumer": self.consumer, "records": self.records, "seconds": round(self.seconds, 3),
+            "conformant": self.conformant, "error": self.error, "replay": self.replay_command,
+            "tables": [{"table": t.table, "expected_rows": t.expected_rows, "actual_rows": t.actual_rows,
+                        "findings": [{"rule": f.rule, "key": f.key, "message": f.message, "diff": f.diff}
+                                     for f in t.findings]} for t in self.tables],
+        }
+
+
+def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=None) -> None:
+    records, manifest_path = case / "records", case / "manifest.json"
+    if consumer == "spark":
+        from .consumer.spark_job import consume
+        consume(spark, records, manifest, out, case / "work")
+    elif consumer == "local":
+        from .consumer.local import consume_local
+        consume_local(records, manifest, out)
+    else:
+        argv = shlex.split(consumer) + ["--records", str(records), "--manifest", str(manifest_path), "--out", str(out)]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=CONSUMER_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise ConsumerError(f"consumer {consumer!r} did not finish within {CONSUMER_TIMEOUT_S}s") from None
+        except OSError as e:
+            raise ConsumerError(f"consumer {consumer!r} could not be started: {e}") from None
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+            raise ConsumerError(f"consumer {consumer!r} exited with {proc.returncode}:\n{tail}")
+
+
+def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: str = "spark",
+                 spark=None) -> EncodingResult:
+    config = config_for(scenario, encoding)
+    result = EncodingResult(scenario, seed, encoding, config.protocol, consumer)
+    case = Path(work) / scenario / encoding
+    started = time.monotonic()
+    manifest = generate(scenario, seed, config, case)
+    result.records = manifest["records"]
+    out = case / "consumer"
+    try:
+        run_consumer(consumer, case, manifest, out, spark)
+        result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
+    except ConsumerError as e:
+        result.error = str(e)
+    result.seconds = time.monotonic() - started
+    (case / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    return result

@@ -1,0 +1,182 @@
+"""What Open Protocol says about each column: type code, flag bits, handle status, and value text.
+
+Everything here is derived from one `TableSchema`, the way TiCDC derives it from TiDB's table
+info, and is cached per schema version by the encoder (`table_layout`).
+"""
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from ...model import TableSchema
+from ...types import TiDBType
+from . import gojson
+from .gofloat import format_float
+from .goquote import go_quote_body
+
+# spec 002 (Open Protocol), Column type code: the MySQL type byte of TiDB's field type.
+TYPE_CODES = {
+    "tinyint": 1, "smallint": 2, "int": 3, "float": 4, "double": 5, "timestamp": 7, "bigint": 8,
+    "mediumint": 9, "date": 10, "time": 11, "datetime": 12, "year": 13, "varchar": 15,
+    "varbinary": 15, "bit": 16, "json": 245, "decimal": 246, "enum": 247, "set": 248,
+    "tinytext": 249, "tinyblob": 249, "mediumtext": 250, "mediumblob": 250,
+    "longtext": 251, "longblob": 251, "text": 252, "blob": 252, "char": 254, "binary": 254,
+}
+
+# spec 002 (Open Protocol), Bit flags of columns.
+BINARY_FLAG = 0x01
+HANDLE_KEY_FLAG = 0x02
+GENERATED_COLUMN_FLAG = 0x04
+PRIMARY_KEY_FLAG = 0x08
+UNIQUE_KEY_FLAG = 0x10
+MULTIPLE_KEY_FLAG = 0x20
+NULLABLE_FLAG = 0x40
+UNSIGNED_FLAG = 0x80
+
+# Types TiCDC writes with the Go-quoted form when their charset is binary.
+_QUOTED_WHEN_BINARY = ("char", "varchar", "binary", "varbinary")
+# Every TEXT and BLOB type is a MySQL blob type and goes out in base64 whatever its charset.
+_BASE64_TYPES = ("tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob")
+
+
+class EncodeError(ValueError):
+    """An event TiCDC itself would refuse to encode (it fails the changefeed)."""
+
+
+@dataclass(frozen=True)
+class ColumnLayout:
+    name: str
+    type: TiDBType
+    code: int
+    flag: int
+    handle: bool
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    table: TableSchema
+    columns: tuple[ColumnLayout, ...]
+    has_handle: bool
+
+
+def handle_key_columns(table: TableSchema) -> tuple[str, ...]:
+    """The columns TiCDC treats as the row's handle key.
+
+    TiCDC pkg/common/table_info_helper.go (initIndexColumns): the primary key; otherwise, among
+    the unique indexes whose columns are all NOT NULL, the one with the fewest columns, the
+    earliest created winning a tie. (`TableSchema.handle_key` takes the first such index, which
+    differs when a later unique index is narrower.)
+    """
+    pk = table.primary_key
+    if pk is not None:
+        return pk.columns
+    best = None
+    for ix in table.indexes:
+        if not ix.unique or not ix.columns:
+            continue
+        if any(table.column(c).nullable for c in ix.columns):
+            continue
+        if best is None or len(ix.columns) < len(best.columns):
+            best = ix
+    return best.columns if best is not None else ()
+
+
+def table_layout(table: TableSchema) -> TableLayout:
+    """Type code, flag and handle status of every column, in table order.
+
+    TiCDC pkg/sink/codec/open/message.go (initColumnFlags): binary when the column's charset is
+    binary (all non-string types have the binary charset in TiDB); nullable when TiDB's column
+    lacks NOT NULL (primary-key columns always have it); unsigned from TiDB's flag, which TiDB
+    also sets on every BIT and YEAR column; then, index by index, primary or unique on every
+    member column and multiple-key on every member of a multi-column index, plus TiDB's own
+    multiple-key flag on the first column of a single-column non-unique index; handle on the
+    handle-key columns.
+    """
+    pk = table.primary_key
+    pk_cols = set(pk.columns) if pk is not None else set()
+    handle = set(handle_key_columns(table))
+    flags: dict[str, int] = {}
+    for c in table.columns:
+        f = 0
+        if c.type.effective_charset == "binary":
+            f |= BINARY_FLAG
+        if c.nullable and c.name not in pk_cols:
+            f |= NULLABLE_FLAG
+        if c.type.unsigned or c.type.base in ("bit", "year"):
+            f |= UNSIGNED_FLAG
+        flags[c.name] = f
+    for ix in table.indexes:
+        for i, name in enumerate(ix.columns):
+            f = flags[name]
+            if ix.primary:
+                f |= PRIMARY_KEY_FLAG
+            elif ix.unique:
+                f |= UNIQUE_KEY_FLAG
+            if len(ix.columns) > 1 or (i == 0 and not ix.primary and not ix.unique):
+                f |= MULTIPLE_KEY_FLAG
+            flags[name] = f
+    for name in handle:
+        flags[name] |= HANDLE_KEY_FLAG
+    cols = tuple(
+        ColumnLayout(c.name, c.type, TYPE_CODES[c.type.base], flags[c.name], c.name in handle)
+        for c in table.columns
+    )
+    return TableLayout(table, cols, bool(handle))
+
+
+def _raw_bytes(v: Any) -> bytes:
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    if isinstance(v, str):
+        return v.encode("utf-8", "surrogateescape")
+    raise EncodeError(f"expected bytes or str, got {type(v).__name__}")
+
+
+def _enum_index(t: TiDBType, v: str) -> int:
+    # TiDB keeps an ENUM as its 1-based member index; 0 is the empty "error" value.
+    try:
+        return t.elements.index(v) + 1
+    except ValueError:
+        if v == "":
+            return 0
+        raise EncodeError(f"{v!r} is not a member of {t.sql()}") from None
+
+
+def _set_bits(t: TiDBType, v: str) -> int:
+    # TiDB keeps a SET as a bitmask over its members, bit i for member i.
+    bits = 0
+    for member in (v.split(",") if v else ()):
+        try:
+            bits |= 1 << t.elements.index(member)
+        except ValueError:
+            raise EncodeError(f"{member!r} is not a member of {t.sql()}") from None
+    return bits
+
+
+def render_value(col: ColumnLayout, v: Any, dialect: str) -> str:
+    """The JSON text of a column's "v" (TiCDC pkg/sink/codec/open/codec.go, writeColumnFieldValue)."""
+    if v is None:
+        return "null"
+    base = col.type.base
+    if col.type.is_integer or base in ("year", "bit"):
+        # Integers go out as Go int64/uint64; BIT as the uint64 of its bits, which sidesteps
+        # pingcap/tidb#10988 as TiCDC's comment says.
+        return str(int(v))
+    if base in ("float", "double"):
+        return format_float(float(v), 32 if base == "float" else 64)
+    if base in _BASE64_TYPES:
+        return '"' + base64.b64encode(_raw_bytes(v)).decode("ascii") + '"'
+    if base in _QUOTED_WHEN_BINARY:
+        if col.flag & BINARY_FLAG:
+            return gojson.string(go_quote_body(_raw_bytes(v)), dialect)
+        if isinstance(v, str):
+            return gojson.string(v, dialect)
+        return gojson.string(_raw_bytes(v).decode("utf-8", "surrogateescape"), dialect)
+    if base == "enum":
+        return str(_enum_index(col.type, v))
+    if base == "set":
+        return str(_set_bits(col.type, v))
+    # DECIMAL, DATE, DATETIME, TIMESTAMP, TIME and JSON: TiDB's own printing, which is the
+    # canonical form already (MyDecimal.String, Time.String, Duration.String, BinaryJSON.String).
+    return gojson.string(str(v), dialect)

@@ -1,0 +1,82 @@
+"""Go's strconv.Quote, which TiCDC applies to the bytes of binary CHAR/VARCHAR/BINARY/VARBINARY values.
+
+TiCDC pkg/sink/codec/open/codec.go (writeColumnFieldValue): for TypeString/TypeVarString/
+TypeVarchar with the binary flag, the value is `strconv.Quote(string(bytes))` without its outer
+quotes; spec 002 (Open Protocol), Column type code, shows it as "\\x89PNG\\r\\n\\x1a\\n".
+Quote keeps printable UTF-8 characters, escapes the rest, and turns every byte that does not
+start a valid UTF-8 sequence into \\xNN.
+"""
+from __future__ import annotations
+
+_HEX = "0123456789abcdef"
+
+# strconv's short escapes for control characters (quote is '"').
+_SHORT = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x0B: "\\v",
+          0x22: '\\"', 0x5C: "\\\\"}
+
+
+def _is_print(r: int) -> bool:
+    """strconv.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
+
+    Below U+0100 Go answers from a fixed rule (the soft hyphen U+00AD is the one exception in
+    U+00A1..U+00FF); above it Unicode's categories decide, which is exactly what Python's
+    str.isprintable tests ("Other" and "Separator" categories except the ASCII space).
+    """
+    if r <= 0xFF:
+        return 0x20 <= r <= 0x7E or (0xA1 <= r <= 0xFF and r != 0xAD)
+    return chr(r).isprintable()
+
+
+def _utf8_length(lead: int) -> int:
+    """Length of the UTF-8 sequence a lead byte announces, 0 when it cannot lead one."""
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0
+
+
+def _escape_rune(r: int, out: list[str]) -> None:
+    short = _SHORT.get(r)
+    if short is not None:
+        out.append(short)
+    elif _is_print(r):
+        out.append(chr(r))
+    elif r < 0x20 or r == 0x7F:
+        out.append("\\x" + _HEX[r >> 4] + _HEX[r & 0xF])
+    elif r < 0x10000:
+        out.append(f"\\u{r:04x}")
+    else:
+        out.append(f"\\U{r:08x}")
+
+
+def go_quote_body(data: bytes) -> str:
+    """strconv.Quote(string(data)) with the surrounding double quotes removed."""
+    if all(0x20 <= b <= 0x7E and b not in (0x22, 0x5C) for b in data):
+        return data.decode("ascii")
+    out: list[str] = []
+    i, n = 0, len(data)
+    while i < n:
+        b = data[i]
+        if b < 0x80:
+            _escape_rune(b, out)
+            i += 1
+            continue
+        width = _utf8_length(b)
+        rune = None
+        if width and i + width <= n:
+            try:
+                # Python's strict decoder rejects exactly what Go's utf8.DecodeRune rejects:
+                # overlong forms, surrogates and code points above U+10FFFF.
+                rune = ord(data[i:i + width].decode("utf-8"))
+            except UnicodeDecodeError:
+                rune = None
+        if rune is None:
+            out.append("\\x" + _HEX[b >> 4] + _HEX[b & 0xF])
+            i += 1
+            continue
+        _escape_rune(rune, out)
+        i += width
+    return "".join(out)

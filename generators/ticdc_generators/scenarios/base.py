@@ -1,0 +1,19 @@
+"""What a named scenario is: a deterministic upstream history for a seed, and its sink defaults."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..model import DDL, Transaction
+from ..sink.config import DispatchRule
+
+
+class Scenario:
+    name: str = ""
+    description: str = ""
+    partition_num: int = 3
+    # Rows spread over partitions by key, so per-partition ordering and the global watermark matter.
+    dispatchers: tuple[DispatchRule, ...] = (DispatchRule(matcher=("*.*",), partition="index-value"),)
+
+    def history(self, seed: int) -> Iterator[DDL | Transaction]:
+        """DDL and transactions in commit-ts order; the same seed gives the same history."""
+        raise NotImplementedError
