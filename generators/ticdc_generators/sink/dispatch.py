@@ -82,7 +82,8 @@ class Router:
         elif kind in ("index-value", "rowid"):
             h.write(table.schema.encode(), table.table.encode())
             if rule.index:
-                cols = next((ix.columns for ix in table.indexes if ix.name == rule.index), None)
+                # TiCDC matches the index name case-insensitively (TableInfo.IndexByName).
+                cols = next((ix.columns for ix in table.indexes if ix.name.lower() == rule.index.lower()), None)
                 if cols is None:
                     raise ValueError(f"index {rule.index!r} not found in {table.qualified_name} for index-value dispatch")
             else:
@@ -93,9 +94,12 @@ class Router:
                     h.write(name.encode(), _bytes(v))
         elif kind == "columns":
             h.write(table.schema.encode(), table.table.encode())
-            for name in rule.columns:
-                if name not in table.column_names:
-                    raise ValueError(f"column {name!r} not found in {table.qualified_name} for columns dispatch")
+            by_lower = {c.lower(): c for c in table.column_names}
+            for wanted in rule.columns:
+                # Matched case-insensitively, hashed under the table's own spelling (TiCDC OffsetsByNames).
+                name = by_lower.get(wanted.lower())
+                if name is None:
+                    raise ValueError(f"column {wanted!r} not found in {table.qualified_name} for columns dispatch")
                 v = row.get(name)
                 if v is not None:
                     h.write(name.encode(), _bytes(v))

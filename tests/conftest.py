@@ -1,0 +1,24 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "ticdc_conformance"]
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from ticdc_conformance.consumer.spark_job import spark_session
+    session = spark_session()
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
