@@ -167,3 +167,13 @@ def golden(mode: str, golden_dir: Path) -> None:
         console.print(f"… and {len(diffs) - g.MAX_DIFFS_SHOWN} more differences")
     console.print("the generators' output changed; review it, then run `ticdc-conformance golden --update`")
     sys.exit(1)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+def fidelity(fmt: str) -> None:
+    """Print the fidelity matrix: what each encoding keeps of each TiDB type."""
+    from .checks.fidelity import matrix, to_markdown
+
+    rows = matrix()
+    click.echo(to_markdown(rows) if fmt == "md" else json.dumps(rows, indent=2))

@@ -175,3 +175,19 @@ def datetime(fsp: int = 0) -> TiDBType:
 
 def blob(kind: str = "blob") -> TiDBType:
     return TiDBType(kind)
+
+
+def representative_types() -> list[TiDBType]:
+    """One or more typical declarations per base type, for the fidelity matrix."""
+    out: list[TiDBType] = []
+    for base in INTEGER_TYPES:
+        out += [TiDBType(base), TiDBType(base, unsigned=True)]
+    out += [TiDBType("tinyint", flen=1)]  # BOOL
+    out += [TiDBType("float"), TiDBType("double"), decimal(10, 0), decimal(20, 6), decimal(65, 30)]
+    out += [TiDBType("char", flen=16), varchar(255)] + [TiDBType(b) for b in STRING_TYPES[2:]]
+    out += [TiDBType("binary", flen=16), TiDBType("varbinary", flen=255)] + [TiDBType(b) for b in BINARY_TYPES[2:]]
+    out += [TiDBType("date"), datetime(0), datetime(3), datetime(6),
+            TiDBType("timestamp"), TiDBType("timestamp", decimal=6), TiDBType("time"), TiDBType("time", decimal=6)]
+    out += [TiDBType("year"), TiDBType("enum", elements=("a", "b", "c")), TiDBType("set", elements=("a", "b", "c")),
+            TiDBType("bit", flen=1), TiDBType("bit", flen=64), TiDBType("json")]
+    return out

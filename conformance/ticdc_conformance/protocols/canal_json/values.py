@@ -40,6 +40,8 @@ _UINT64_MAX = 2**64 - 1
 _MAX_INT_TEXT = 21
 # DECIMAL holds at most 65 digits; with a sign, a point and a leading "0." that prints in 68 characters.
 _MAX_DECIMAL_TEXT = 68
+_INT_RANGES = {(base, unsigned): TiDBType(base, unsigned=unsigned).int_range
+               for base in INTEGER_TYPES for unsigned in (False, True)}
 
 
 def decode_value(name: str, mtype: MySQLType, raw: Any) -> Any:
@@ -71,7 +73,7 @@ def _integer(name: str, mtype: MySQLType, raw: str) -> int:
     if len(raw) > _MAX_INT_TEXT or not _SIGNED.fullmatch(raw):
         raise _mismatch(name, mtype, raw)
     value = int(raw)
-    low, high = TiDBType(mtype.base, unsigned=mtype.unsigned).int_range
+    low, high = _INT_RANGES[(mtype.base, mtype.unsigned)]
     if not low <= value <= high:
         raise _mismatch(name, mtype, raw, f"outside [{low}, {high}]")
     return value

@@ -20,7 +20,7 @@ _LZ4_STEP = 1 << 20
 
 def _snappy_declared_length(data: bytes) -> int:
     length, shift = 0, 0
-    for i, byte in enumerate(data[:5]):
+    for byte in data[:5]:
         length |= (byte & 0x7F) << shift
         if not byte & 0x80:
             return length
@@ -35,7 +35,7 @@ def _snappy(data: bytes) -> bytes:
     try:
         return bytes(cramjam.snappy.decompress_raw(data))
     except Exception as exc:  # cramjam raises its own DecompressionError type
-        raise Invalid(f"snappy: {exc}") from None
+        raise Invalid(f"corrupt snappy data ({exc})") from None
 
 
 def _lz4(data: bytes) -> bytes:

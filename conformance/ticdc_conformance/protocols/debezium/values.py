@@ -132,5 +132,5 @@ def _decode_bits(spec: FieldSpec, data: bytes, where: str) -> int:
 
 def decode_value(spec: Optional[FieldSpec], raw: Any, opts: DebeziumOptions, where: str) -> Any:
     if spec is None:
-        return decode_untyped(raw, f"{where}")
+        return decode_untyped(raw, where)
     return decode_typed(spec, raw, opts, where)

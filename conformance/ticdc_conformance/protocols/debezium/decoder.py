@@ -1,0 +1,238 @@
+"""The reference Debezium decoder: one Kafka record -> DecodedRow / DecodedDDL / DecodedWatermark.
+
+Spec 000 (Debezium) defines three value shapes, told apart by the payload:
+- DML: `op` "c"/"u"/"d" (Debezium's "r", a snapshot read, is an insert too) with `before`/`after`;
+- WATERMARK: `op` "m" (only with enable-tidb-extension; TiCDC debezium/encoder.go);
+- DDL: no `op`, a `ddl` statement and `tableChanges` (Debezium's SchemaChangeValue).
+`payload.source.commit_ts` is TiCDC's extension field carrying the commit TSO; the key's payload
+holds the handle key columns ("primary key or unique index columns").
+Every message is one JSON document per key and per value, no batching, so the decoder keeps no
+state between records.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import orjson
+from ticdc_generators.kafka_record import KafkaRecord
+
+from ...errors import DecodeError
+from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
+from .compression import decompress
+from .invalid import Invalid
+from .options import DebeziumOptions, parse_options
+from .schema import FieldSpec, envelope_field, parse_struct_fields
+from .values import decode_typed, decode_untyped
+
+_ROW_OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
+_U64_MAX = 2**64 - 1
+
+_Envelope = tuple[dict, Optional[dict]]  # (payload, schema or None)
+
+
+class DebeziumDecoder:
+    def __init__(self, options: Optional[dict] = None) -> None:
+        self._opts: DebeziumOptions = parse_options(options)
+
+    def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+        try:
+            return self._decode(record)
+        except Invalid as exc:
+            raise DecodeError(record.topic, record.partition, record.offset, str(exc)) from None
+        except DecodeError:
+            raise
+        except Exception as exc:  # the contract: bad input only ever surfaces as DecodeError
+            raise DecodeError(record.topic, record.partition, record.offset,
+                              f"malformed message ({type(exc).__name__}: {exc})") from None
+
+    # --- envelopes ---------------------------------------------------------------------
+
+    def _envelope(self, data: Any, what: str) -> _Envelope:
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise Invalid(f"{what}: expected bytes, got {type(data).__name__}")
+        data = decompress(self._opts.compression, bytes(data))
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise Invalid(f"{what}: not JSON ({exc})") from None
+        if not isinstance(doc, dict):
+            raise Invalid(f"{what}: not a JSON object")
+        payload = doc.get("payload")
+        if not isinstance(payload, dict):
+            raise Invalid(f"{what}: 'payload' missing or not an object")
+        schema = doc.get("schema")
+        # Spec 000: debezium-disable-schema drops the schema from key and value alike.
+        if self._opts.disable_schema:
+            if schema is not None:
+                raise Invalid(f"{what}: carries a schema although debezium-disable-schema is on")
+        elif not isinstance(schema, dict):
+            raise Invalid(f"{what}: 'schema' missing although debezium-disable-schema is off")
+        return payload, schema
+
+    def _decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+        if record.value is None:
+            raise Invalid("record has no value (TiCDC sends no Debezium tombstones)")
+        payload, schema = self._envelope(record.value, "value")
+        key = None if record.key is None else self._envelope(record.key, "key")
+        op = payload.get("op")
+        if op is None:
+            if "ddl" in payload:
+                return [self._ddl(payload)]
+            raise Invalid("payload has neither 'op' nor 'ddl'")
+        if not isinstance(op, str):
+            raise Invalid(f"'op' must be a string, got {type(op).__name__}")
+        if op == "m":
+            return [DecodedWatermark(self._commit_ts(_source(payload), required=True))]
+        if op in _ROW_OPS:
+            return [self._row(op, payload, schema, key)]
+        raise Invalid(f"unknown op {op!r}")
+
+    # --- pieces --------------------------------------------------------------------------
+
+    @staticmethod
+    def _commit_ts(source: dict, required: bool) -> Optional[int]:
+        ts = source.get("commit_ts")
+        if ts is None:
+            # Real Debezium (the reference testdata) has no commit_ts; TiCDC always writes it.
+            if required:
+                raise Invalid("source.commit_ts missing")
+            return None
+        if not isinstance(ts, int) or isinstance(ts, bool) or not 0 <= ts <= _U64_MAX:
+            raise Invalid(f"source.commit_ts must be a uint64, got {ts!r}")
+        return ts
+
+    def _row(self, op: str, payload: dict, schema: Optional[dict], key: Optional[_Envelope]) -> DecodedRow:
+        source = _source(payload)
+        db, table = _names(source, table_required=True)
+        commit_ts = self._commit_ts(source, required=False)
+        before_raw, after_raw = payload.get("before"), payload.get("after")
+        kind = _ROW_OPS[op]
+        # Debezium envelope rules (spec 000, payload.before/after): inserts have no before,
+        # deletes no after; TiCDC omits an update's before only without output-old-value.
+        if kind == "insert" and before_raw is not None:
+            raise Invalid(f"op {op!r} with a non-null 'before'")
+        if kind == "delete" and after_raw is not None:
+            raise Invalid("op 'd' with a non-null 'after'")
+        if kind != "delete" and not isinstance(after_raw, dict):
+            raise Invalid(f"op {op!r} needs an 'after' object")
+        if kind == "delete" and not isinstance(before_raw, dict):
+            raise Invalid("op 'd' needs a 'before' object")
+        if kind == "update" and before_raw is not None and not isinstance(before_raw, dict):
+            raise Invalid("'before' must be an object or null")
+        if kind == "update" and before_raw is None and self._opts.output_old_value:
+            raise Invalid("op 'u' without 'before' although output-old-value is on")
+
+        before_specs = after_specs = None
+        if schema is not None:
+            if before_raw is not None:
+                before_specs = self._row_specs(schema, "before")
+            if after_raw is not None:
+                after_specs = self._row_specs(schema, "after")
+        before = None if before_raw is None else self._values(before_raw, before_specs, "before")
+        after = None if after_raw is None else self._values(after_raw, after_specs, "after")
+        specs = after_specs if after_specs is not None else before_specs
+        columns = tuple(s.column for s in specs) if specs is not None else ()
+        return DecodedRow(schema=db, table=table, op=kind, commit_ts=commit_ts, after=after,
+                          before=before, key_columns=self._key_columns(key), columns=columns)
+
+    def _row_specs(self, schema: dict, part: str) -> tuple[FieldSpec, ...]:
+        descriptor = envelope_field(schema, part)
+        if descriptor is None:
+            raise Invalid(f"schema declares no '{part}' although the payload has one")
+        return parse_struct_fields(descriptor, f"schema.{part}", self._opts.tidb_extension)
+
+    def _values(self, raw: dict, specs: Optional[tuple[FieldSpec, ...]], where: str) -> dict[str, Any]:
+        if specs is None:
+            return {name: decode_untyped(v, f"{where}.{name}") for name, v in raw.items()}
+        out: dict[str, Any] = {}
+        for spec in specs:
+            if spec.column in raw:
+                out[spec.column] = decode_typed(spec, raw[spec.column], self._opts, where)
+            elif not spec.optional:
+                raise Invalid(f"{where}: non-optional column {spec.column!r} missing from the payload")
+        extra = [name for name in raw if name not in out]
+        if extra:
+            raise Invalid(f"{where}: column {extra[0]!r} is not in the schema")
+        return out
+
+    def _key_columns(self, key: Optional[_Envelope]) -> tuple[str, ...]:
+        # Spec 000, DML key: "The fields in the key only include primary key or unique index
+        # columns"; TiCDC codec.go EncodeKey writes the handle key columns in table order.
+        if key is None:
+            raise Invalid("row record without a key")
+        payload, schema = key
+        if schema is None:
+            for name, v in payload.items():
+                decode_untyped(v, f"key.{name}")
+            return tuple(payload)
+        specs = parse_struct_fields(schema, "key schema", self._opts.tidb_extension)
+        names = tuple(s.column for s in specs)
+        if set(names) != set(payload):
+            raise Invalid(f"key payload columns {sorted(payload)} differ from its schema {sorted(names)}")
+        self._values(payload, specs, "key")
+        return names
+
+    def _ddl(self, payload: dict) -> DecodedDDL:
+        source = _source(payload)
+        db, table = _names(source, table_required=False)
+        query = payload.get("ddl")
+        if not isinstance(query, str):
+            raise Invalid("'ddl' must be a string")
+        database = payload.get("databaseName")
+        if database is not None and not isinstance(database, str):
+            raise Invalid("'databaseName' must be a string")
+        changes = payload.get("tableChanges")
+        if not isinstance(changes, list):
+            raise Invalid("'tableChanges' must be an array")
+        ddl_type, columns = "", ()
+        for i, change in enumerate(changes):
+            change_type, change_columns = _table_change(change, f"tableChanges[{i}]")
+            if i == 0:
+                ddl_type, columns = change_type, change_columns
+        return DecodedDDL(commit_ts=self._commit_ts(source, required=False), schema=db or database or "",
+                          table=table, query=query, ddl_type=ddl_type, columns=columns)
+
+
+def _source(payload: dict) -> dict:
+    source = payload.get("source")
+    if not isinstance(source, dict):
+        raise Invalid("payload.source missing or not an object")
+    return source
+
+
+def _names(source: dict, table_required: bool) -> tuple[str, str]:
+    db, table = source.get("db"), source.get("table")
+    if not isinstance(db, str):
+        raise Invalid("source.db must be a string")
+    if table is None and not table_required:
+        table = ""
+    if not isinstance(table, str) or (table_required and not table):
+        raise Invalid("source.table must be a non-empty string")
+    return db, table
+
+
+def _table_change(change: Any, where: str) -> tuple[str, tuple[str, ...]]:
+    """(type, column names by position) of one Debezium schema.Change."""
+    if not isinstance(change, dict):
+        raise Invalid(f"{where} must be an object")
+    change_type = change.get("type")
+    if change_type not in ("CREATE", "ALTER", "DROP"):
+        raise Invalid(f"{where}.type must be CREATE, ALTER or DROP, got {change_type!r}")
+    if not isinstance(change.get("id"), str):
+        raise Invalid(f"{where}.id must be a string")
+    table = change.get("table")
+    if table is None:  # TiCDC codec.go: DROP TABLE carries no table
+        return change_type, ()
+    if not isinstance(table, dict) or not isinstance(table.get("columns"), list):
+        raise Invalid(f"{where}.table must be an object with a 'columns' array")
+    placed: dict[int, str] = {}
+    for j, col in enumerate(table["columns"]):
+        if not isinstance(col, dict):
+            raise Invalid(f"{where}.table.columns[{j}] must be an object")
+        name, pos = col.get("name"), col.get("position")
+        if not isinstance(name, str) or not isinstance(pos, int) or isinstance(pos, bool):
+            raise Invalid(f"{where}.table.columns[{j}] needs a string 'name' and an integer 'position'")
+        if pos in placed:
+            raise Invalid(f"{where}.table.columns: position {pos} used twice")
+        placed[pos] = name
+    return change_type, tuple(placed[p] for p in sorted(placed))

@@ -1,0 +1,86 @@
+"""What a perfect Debezium consumer can know of a column value.
+
+project_value(t, v, options) = what DebeziumDecoder outputs for a message TiCDC encoded from v:
+the TiCDC encoding (wire.py) followed by the decoder's own value decoding (values.py), so the
+two cannot drift apart. describe_fidelity classifies the type: "exact" when the projection is
+the identity for every value TiDB stores in strict SQL mode, "lossy" otherwise; Debezium
+carries every column, so nothing is "absent".
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ticdc_generators.types import TiDBType
+
+from .invalid import Invalid
+from .options import parse_options
+from .values import decode_value
+from .wire import spec_or_none, wire_value
+
+_TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
+_BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
+
+
+def project_value(t: TiDBType, value: Any, options: Optional[dict] = None) -> Any:
+    opts = parse_options(options)
+    try:
+        return decode_value(spec_or_none(t, opts), wire_value(t, value, opts), opts, "projection")
+    except Invalid as exc:
+        # Only a value TiDB cannot hold gets here (e.g. a TIME beyond 838:59:59).
+        raise ValueError(f"{t.sql()} value {value!r} cannot be encoded: {exc}") from None
+
+
+def describe_fidelity(t: TiDBType, options: Optional[dict] = None) -> tuple[str, str]:
+    opts = parse_options(options)
+    base, schema = t.base, not opts.disable_schema
+    if t.is_integer:
+        if base == "bigint" and t.unsigned:
+            if schema and opts.tidb_extension:
+                return ("exact", "BIGINT UNSIGNED travels as int64(v) (TiCDC codec.go); the schema's "
+                                 "tidb_type 'bigint unsigned' (spec 000, enable-tidb-extension) undoes the wrap")
+            return ("lossy", "BIGINT UNSIGNED travels as int64(v) (TiCDC codec.go): values above 2^63-1 "
+                             "arrive negative, and without tidb_type (spec 000) nothing marks the column unsigned")
+        return ("exact", "integers travel as JSON integers within int16/int32/int64 (spec 000, Data type mapping)")
+    if base == "float":
+        return ("lossy", "FLOAT travels as the shortest float32 digits (spec 000: TiCDC does not widen FLOAT "
+                         "like Debezium); a consumer reads that decimal, not the float32 bit pattern")
+    if base == "double":
+        return ("exact", "DOUBLE travels as shortest round-trip float64 digits (spec 000, Data type mapping)")
+    if base == "decimal":
+        return ("lossy", "spec 000: 'For the Decimal data type ... TiCDC uses the float64 type to represent it'; "
+                         "scale and digits beyond float64 precision are lost")
+    if base in _TEXT_LIKE:
+        return ("exact", "strings, ENUM/SET names and JSON text travel as JSON strings (spec 000, Data type mapping)")
+    if base in _BINARY:
+        return ("exact", "spec 000: binary columns are 'a String type after encoding it in Base64', which is "
+                         "the canonical form; text and binary need no telling apart")
+    if base == "year":
+        return ("exact", "YEAR travels as io.debezium.time.Year, an integer")
+    if base == "bit":
+        if t.effective_flen == 1:
+            return ("exact", "BIT(1) travels as a JSON boolean (Debezium mapping, TiCDC codec.go), only BIT(1) does")
+        if schema:
+            return ("exact", "BIT(n) travels as io.debezium.data.Bits, little-endian bytes in base64")
+        return ("lossy", "BIT(n>1) travels as base64 little-endian bytes; without the schema "
+                         "(debezium-disable-schema) it cannot be told from a string")
+    if not schema:
+        return ("lossy", f"{base.upper()} travels in Debezium's encoding (epoch days/ms/us, a UTC ISO string); "
+                         "without the schema (debezium-disable-schema) its semantic type is unknown, the raw value is kept")
+    if base == "date":
+        return ("lossy", "io.debezium.time.Date (epoch days) is exact for years 0100-9999; TiCDC codec.go "
+                         "shifts years below 100 (+2000 below 70, else +1900) and sends zero dates as null")
+    if base == "datetime":
+        digits = 3 if t.fsp <= 3 else 6
+        return ("lossy", f"DATETIME travels as epoch {'milli' if digits == 3 else 'micro'}seconds "
+                         f"(io.debezium.time.{'Timestamp' if digits == 3 else 'MicroTimestamp'}); the fsp is not "
+                         f"carried, so {digits} fraction digits are printed; years below 100 are shifted and zero "
+                         "dates become null (TiCDC codec.go)")
+    if base == "timestamp":
+        return ("exact", "io.debezium.time.ZonedTimestamp in UTC with exactly fsp fraction digits (TiCDC "
+                         f"codec.go), printed back in the upstream time zone {opts.time_zone_name}")
+    if base == "time":
+        if t.fsp == 6:
+            return ("exact", "TIME(6) travels as io.debezium.time.MicroTime, microseconds")
+        return ("lossy", "TIME travels as io.debezium.time.MicroTime; the fsp is not carried, so 6 fraction "
+                         "digits are printed")
+    raise ValueError(f"no Debezium mapping for {t.base}")
