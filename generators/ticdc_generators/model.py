@@ -76,14 +76,17 @@ class TableSchema:
 
     @property
     def handle_key(self) -> tuple[str, ...]:
-        """The columns TiCDC uses as the row's handle: the PK, else the first NOT NULL unique key."""
+        """The columns TiCDC uses as the row's handle: the PK, else the NOT NULL unique key with the
+        fewest columns, the earliest on a tie (TiCDC pkg/common/table_info_helper.go)."""
         pk = self.primary_key
         if pk is not None:
             return pk.columns
+        best: tuple[str, ...] = ()
         for ix in self.indexes:
             if ix.unique and all(not self.column(c).nullable for c in ix.columns):
-                return ix.columns
-        return ()
+                if not best or len(ix.columns) < len(best):
+                    best = ix.columns
+        return best
 
     def key_of(self, row: Row) -> tuple:
         return tuple(row[c] for c in self.handle_key)

@@ -56,8 +56,8 @@ class ColumnLayout:
 @dataclass(frozen=True)
 class TableLayout:
     table: TableSchema
-    columns: tuple[ColumnLayout, ...]
-    has_handle: bool
+    columns: tuple[ColumnLayout, ...]  # table order (new TiCDC's order)
+    columns_by_name: tuple[ColumnLayout, ...]  # name order (classic tiflow's Go map order)
 
 
 def handle_key_columns(table: TableSchema) -> tuple[str, ...]:
@@ -122,7 +122,8 @@ def table_layout(table: TableSchema) -> TableLayout:
         ColumnLayout(c.name, c.type, TYPE_CODES[c.type.base], flags[c.name], c.name in handle)
         for c in table.columns
     )
-    return TableLayout(table, cols, bool(handle))
+    # Go's encoding/json sorts map keys bytewise; code point order of str is the same order.
+    return TableLayout(table, cols, tuple(sorted(cols, key=lambda c: c.name)))
 
 
 def _raw_bytes(v: Any) -> bytes:

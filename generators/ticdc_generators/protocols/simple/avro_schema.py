@@ -2,8 +2,9 @@
 
 Spec 004 defines every Avro message as the `com.pingcap.simple.avro.Message` record inside one
 union of named records; TiCDC pkg/sink/codec/simple/message.json is the same union and its
-encoder writes each datum with the union index of the Message branch first and no schema
-registry framing (TiCDC pkg/sink/codec/simple/avro.go: newAvroMarshaller / marshal).
+marshaller writes each datum with the union index of the Message branch first and no schema
+registry framing (TiCDC pkg/sink/codec/simple/marshaller.go: goavro BinaryFromNative of a
+{"com.pingcap.simple.avro.Message": ...} union datum).
 """
 from __future__ import annotations
 
@@ -20,12 +21,12 @@ def _ref(name: str) -> str:
 
 
 def _optional(name: str, avro_type: Any) -> dict:
-    # spec 004: optional fields are a ["null", T] union that defaults to null
+    # what JSON leaves out (omitempty) is a ["null", T] union defaulting to null in the Avro schema
     return {"name": name, "type": ["null", avro_type], "default": None}
 
 
-def _field(name: str, avro_type: Any, **extra: Any) -> dict:
-    return {"name": name, "type": avro_type, **extra}
+def _field(name: str, avro_type: Any) -> dict:
+    return {"name": name, "type": avro_type}
 
 
 def _record(name: str, doc: str, fields: list[dict]) -> dict:
@@ -33,7 +34,7 @@ def _record(name: str, doc: str, fields: list[dict]) -> dict:
 
 
 def _value_union() -> list:
-    # spec 004 (Avro), column value: a column value is one of these branches, chosen by mysqlType
+    # spec 004 "mysqlType 参考表格": each mysqlType maps to one of these Avro branches
     return ["null", "long", "float", "double", "string", "bytes", _ref("Timestamp"), _ref("UnsignedBigint")]
 
 

@@ -1,0 +1,198 @@
+"""The JSON of one Open Protocol event: its key and its value, before batch framing.
+
+Field order and presence follow the TiCDC generation being simulated:
+- "ticdc" (new TiCDC, pkg/sink/codec/open/codec.go) writes fields one by one with its jsoniter
+  writer: row key ts, scm, tbl, t[, ohk][, ptn]; DDL key ts, scm, tbl, t even when scm or tbl
+  is empty; columns in table order.
+- "tiflow" (classic, pkg/sink/codec/open/open_protocol_message.go) marshals structs and maps
+  with encoding/json: row key ts, scm, tbl, rid, t[, ohk] with empty scm/tbl and zero rid
+  left out; columns sorted by name (Go sorts map keys); an empty "p" left out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ...model import DDL, Op, Row, RowChange
+from . import gojson
+from .columns import ColumnLayout, EncodeError, TableLayout, render_value
+
+# TiCDC pkg/sink/codec/common/message.go: MessageType.
+MESSAGE_TYPE_ROW = 1
+MESSAGE_TYPE_DDL = 2
+MESSAGE_TYPE_RESOLVED = 3
+
+PROFILES = ("ticdc", "tiflow")
+
+
+@dataclass(frozen=True)
+class RowOptions:
+    """The options that shape a row event's JSON."""
+
+    profile: str = "ticdc"
+    output_old_value: bool = True
+    delete_only_output_handle_key_columns: bool = False
+    only_output_updated_columns: bool = False
+
+    @property
+    def dialect(self) -> str:
+        return gojson.JSONITER if self.profile == "ticdc" else gojson.ENCODING_JSON
+
+
+def resolved_key(ts: int) -> bytes:
+    """spec 002 (Open Protocol), Resolved Event: key {"ts":<TS>,"t":3}."""
+    return f'{{"ts":{ts},"t":{MESSAGE_TYPE_RESOLVED}}}'.encode("ascii")
+
+
+def ddl_key(ddl: DDL, profile: str) -> bytes:
+    """spec 002 (Open Protocol), DDL Event key; "ts" is the DDL's commit (finished) ts."""
+    dialect = _dialect(profile)
+    fields = [("ts", str(ddl.commit_ts))]
+    if profile == "ticdc" or ddl.schema:
+        fields.append(("scm", gojson.string(ddl.schema, dialect)))
+    if profile == "ticdc" or ddl.table:
+        fields.append(("tbl", gojson.string(ddl.table, dialect)))
+    fields.append(("t", str(MESSAGE_TYPE_DDL)))
+    return gojson.to_bytes(gojson.obj(fields, dialect))
+
+
+def ddl_value(ddl: DDL, profile: str) -> bytes:
+    """spec 002 (Open Protocol), DDL Event value {"q":<query>,"t":<DDL type code>}."""
+    dialect = _dialect(profile)
+    return gojson.to_bytes(gojson.obj(
+        [("q", gojson.string(ddl.query, dialect)), ("t", str(int(ddl.ddl_type)))], dialect))
+
+
+def row_key(change: RowChange, commit_ts: int, layout: TableLayout, opts: RowOptions,
+            only_handle_key: bool) -> bytes:
+    """spec 002 (Open Protocol), Row Changed Event key {"ts","scm","tbl","t":1}.
+
+    `only_handle_key` marks a message cut down to its handle key because it was too large
+    (large-message-handle-option = handle-key-only), which TiCDC flags with "ohk": true.
+    The partition-table "ptn" field is never written: the model has no partitioned tables.
+    """
+    dialect = opts.dialect
+    table = change.table
+    fields = [("ts", str(commit_ts))]
+    if opts.profile == "ticdc":
+        fields += [("scm", gojson.string(table.schema, dialect)), ("tbl", gojson.string(table.table, dialect)),
+                   ("t", str(MESSAGE_TYPE_ROW))]
+    else:
+        if table.schema:
+            fields.append(("scm", gojson.string(table.schema, dialect)))
+        if table.table:
+            fields.append(("tbl", gojson.string(table.table, dialect)))
+        rid = _tiflow_row_id(change, layout)
+        if rid:
+            fields.append(("rid", str(rid)))
+        fields.append(("t", str(MESSAGE_TYPE_ROW)))
+    if only_handle_key:
+        fields.append(("ohk", "true"))
+    return gojson.to_bytes(gojson.obj(fields, dialect))
+
+
+def _tiflow_row_id(change: RowChange, layout: TableLayout) -> int:
+    """tiflow's RowChangedEvent.RowID: the int handle of the row (cdc/entry/mounter.go).
+
+    It is knowable only when the integer primary key is the handle; other tables use TiDB's
+    hidden _tidb_rowid (not in the model) or a common handle (no int), so no "rid" is written.
+    """
+    table = change.table
+    if not table.pk_is_handle or table.primary_key is None or len(table.primary_key.columns) != 1:
+        return 0
+    name = table.primary_key.columns[0]
+    row = change.after if change.after is not None else change.before
+    value = row.get(name) if row is not None else None
+    if value is None:
+        return 0
+    value = int(value)
+    # The handle is an int64: an unsigned BIGINT above 2**63-1 wraps to a negative number.
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def row_value(change: RowChange, layout: TableLayout, opts: RowOptions, only_handle_key: bool) -> bytes:
+    """spec 002 (Open Protocol), Row Changed Event value: "u" (insert/update), "p" (old
+    values of an update), "d" (delete).
+
+    TiCDC pkg/sink/codec/open/codec.go (encodeRowChangedEvent):
+    - delete: "d" holds every column of the old row, or only the handle-key columns under
+      delete-only-output-handle-key-columns (output-old-value does not apply to deletes);
+    - insert: "u" holds the new row;
+    - update: "u" holds the new row and, with output-old-value, "p" the old row, cut down to
+      the columns whose value changed under only-output-updated-columns.
+    """
+    dialect = opts.dialect
+    columns = layout.columns if opts.profile == "ticdc" else layout.columns_by_name
+    if change.op == Op.DELETE:
+        only = only_handle_key or opts.delete_only_output_handle_key_columns
+        fields = [("d", _columns_object(columns, _need(change.before, "old", change), dialect, only))]
+    elif change.op == Op.INSERT:
+        fields = [("u", _columns_object(columns, _need(change.after, "new", change), dialect, only_handle_key))]
+    elif change.op == Op.UPDATE:
+        after = _need(change.after, "new", change)
+        fields = [("u", _columns_object(columns, after, dialect, only_handle_key))]
+        if opts.output_old_value:
+            before = _need(change.before, "old", change)
+            if opts.only_output_updated_columns:
+                p = _changed_columns_object(columns, before, after, dialect, only_handle_key)
+            else:
+                p = _columns_object(columns, before, dialect, only_handle_key)
+            if not (opts.profile == "tiflow" and p == "{}"):
+                fields.append(("p", p))
+    else:
+        raise EncodeError(f"unknown row operation {change.op!r}")
+    return gojson.to_bytes(gojson.obj(fields, dialect))
+
+
+def _dialect(profile: str) -> str:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown version profile {profile!r}; expected one of {', '.join(PROFILES)}")
+    return gojson.JSONITER if profile == "ticdc" else gojson.ENCODING_JSON
+
+
+def _need(row: Optional[Row], which: str, change: RowChange) -> Row:
+    if row is None:
+        raise EncodeError(f"{change.op.value} event on {change.table.qualified_name} has no {which} row")
+    return row
+
+
+def _column_object(col: ColumnLayout, value: Any, dialect: str) -> str:
+    return _column_with_rendered_value(col, render_value(col, value, dialect), dialect)
+
+
+def _column_with_rendered_value(col: ColumnLayout, rendered: str, dialect: str) -> str:
+    # TiCDC writes "h" only for handle-key columns and "f" always (codec.go,
+    # writeColumnFieldValue; tiflow's Column struct has `h,omitempty` and a plain `f`).
+    fields = [("t", str(col.code))]
+    if col.handle:
+        fields.append(("h", "true"))
+    fields.append(("f", str(col.flag)))
+    fields.append(("v", rendered))
+    return gojson.obj(fields, dialect)
+
+
+def _columns_object(columns: tuple[ColumnLayout, ...], row: Row, dialect: str, only_handle: bool) -> str:
+    picked = [c for c in columns if c.handle or not only_handle]
+    if not picked:
+        # TiCDC refuses the event: "not found handle key columns for the delete event".
+        raise EncodeError("no handle key columns to encode")
+    return gojson.obj(((c.name, _column_object(c, row.get(c.name), dialect)) for c in picked), dialect)
+
+
+def _changed_columns_object(columns: tuple[ColumnLayout, ...], before: Row, after: Row, dialect: str,
+                            only_handle: bool) -> str:
+    """The old values of the columns an update changed (TiCDC codec.go, writeUpdatedColumnFieldValues).
+
+    A column whose old and new values are both NULL, or equal, is left out; every other column
+    carries its old value (NULL included). Equality is decided on the values as TiCDC holds
+    them (a FLOAT as float32, an ENUM as its index), which their rendered text stands for.
+    """
+    fields = []
+    for c in columns:
+        if only_handle and not c.handle:
+            continue
+        old = render_value(c, before.get(c.name), dialect)
+        if old == render_value(c, after.get(c.name), dialect):
+            continue
+        fields.append((c.name, _column_with_rendered_value(c, old, dialect)))
+    return gojson.obj(fields, dialect)

@@ -1,0 +1,144 @@
+"""Simple protocol message bodies (spec 004, "Message format"), as JSON objects and Avro records.
+
+JSON field order is the field order of TiCDC's `message` struct (pkg/sink/codec/simple/message.go),
+with its `omitempty` rules: version, database, table, tableID, type, sql, commitTs, buildTs,
+schemaVersion, claimCheckLocation, handleKeyOnly, checksum, data, old, tableSchema, preTableSchema.
+`commitTs` and `buildTs` are always present (BOOTSTRAP's commitTs is 0); the others only when set.
+Avro records follow pkg/sink/codec/simple/avro.go, one Message record wrapping the payload branch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ...model import DDL, Op, Row, RowChange, TableSchema
+from .avro_schema import NAMESPACE
+from .ddl import ddl_type, table_schemas
+from .gofmt import sorted_map
+from .table_schema import avro_table_schema, json_table_schema
+from .values import avro_value, json_value
+
+VERSION = 1  # spec 004: "The version number of the protocol, which is currently 1"
+_DML_TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}
+
+
+@dataclass(frozen=True)
+class Style:
+    """What differs between the TiCDC generations and the sink options, for message bodies."""
+
+    time_zone: str = "UTC"
+    tiflow: bool = False
+
+
+# --- JSON -------------------------------------------------------------------------------------
+def _json_row(table: TableSchema, row: Row, style: Style) -> dict[str, Any]:
+    # a Go map[string]interface{}: keys come out sorted, whatever the table order
+    return sorted_map({c.name: json_value(c.type, row.get(c.name), style.time_zone) for c in table.columns})
+
+
+def json_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style) -> dict[str, Any]:
+    t = change.table
+    msg: dict[str, Any] = {"version": VERSION, "database": t.schema, "table": t.table}
+    if t.table_id:
+        msg["tableID"] = t.table_id
+    msg["type"] = _DML_TYPE[change.op]
+    msg["commitTs"] = commit_ts
+    msg["buildTs"] = build_ts
+    if t.schema_version:
+        msg["schemaVersion"] = t.schema_version
+    # spec 004 DML: INSERT has only `data`, DELETE only `old`, UPDATE both
+    if change.op in (Op.INSERT, Op.UPDATE):
+        data = _json_row(t, change.after, style)
+        if data:
+            msg["data"] = data
+    if change.op in (Op.UPDATE, Op.DELETE):
+        old = _json_row(t, change.before, style)
+        if old:
+            msg["old"] = old
+    return msg
+
+
+def json_ddl(ddl: DDL, build_ts: int, style: Style) -> dict[str, Any]:
+    msg: dict[str, Any] = {"version": VERSION, "type": ddl_type(ddl.ddl_type)}
+    if ddl.query:
+        msg["sql"] = ddl.query
+    msg["commitTs"] = ddl.commit_ts
+    msg["buildTs"] = build_ts
+    current, previous = table_schemas(ddl, style.tiflow)
+    if current is not None:
+        msg["tableSchema"] = json_table_schema(current, style.time_zone, style.tiflow)
+    if previous is not None:
+        msg["preTableSchema"] = json_table_schema(previous, style.time_zone, style.tiflow)
+    return msg
+
+
+def json_watermark(ts: int, build_ts: int) -> dict[str, Any]:
+    return {"version": VERSION, "type": "WATERMARK", "commitTs": ts, "buildTs": build_ts}
+
+
+def json_bootstrap(table: TableSchema, build_ts: int, style: Style) -> dict[str, Any]:
+    # spec 004 BOOTSTRAP: "The commitTs of the BOOTSTRAP is 0"
+    return {"version": VERSION, "type": "BOOTSTRAP", "commitTs": 0, "buildTs": build_ts,
+            "tableSchema": json_table_schema(table, style.time_zone, style.tiflow)}
+
+
+# --- Avro -------------------------------------------------------------------------------------
+def _message(kind: str, record: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "payload": (f"{NAMESPACE}.{record}", payload)}
+
+
+def _avro_row(table: TableSchema, row: Row, style: Style) -> dict[str, Any]:
+    # Avro maps have no order; TiCDC writes Go's random map order, table order keeps output stable
+    return {c.name: avro_value(c.type, row.get(c.name), style.time_zone, bit_as_long=style.tiflow)
+            for c in table.columns}
+
+
+def avro_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style) -> dict[str, Any]:
+    t = change.table
+    payload = {
+        "version": VERSION,
+        "database": t.schema,
+        "table": t.table,
+        "tableID": t.table_id,
+        "type": _DML_TYPE[change.op],
+        "commitTs": commit_ts,
+        "buildTs": build_ts,
+        "schemaVersion": t.schema_version,
+        "claimCheckLocation": None,
+        "handleKeyOnly": None,
+        "checksum": None,
+        "data": _avro_row(t, change.after, style) if change.op in (Op.INSERT, Op.UPDATE) else None,
+        "old": _avro_row(t, change.before, style) if change.op in (Op.UPDATE, Op.DELETE) else None,
+    }
+    return _message("DML", "DML", payload)
+
+
+def _avro_schema_or_none(table: Optional[TableSchema], style: Style) -> Optional[dict[str, Any]]:
+    if table is None:
+        return None
+    # classic tiflow's Avro DataType has no TIMESTAMP decimal (tiflow pkg/sink/codec/simple/avro.go)
+    return avro_table_schema(table, style.time_zone, style.tiflow, decimal_for_timestamp=not style.tiflow)
+
+
+def avro_ddl(ddl: DDL, build_ts: int, style: Style) -> dict[str, Any]:
+    current, previous = table_schemas(ddl, style.tiflow)
+    payload = {
+        "version": VERSION,
+        "type": ddl_type(ddl.ddl_type),
+        "sql": ddl.query,
+        "commitTs": ddl.commit_ts,
+        "buildTs": build_ts,
+        "tableSchema": _avro_schema_or_none(current, style),
+        "preTableSchema": _avro_schema_or_none(previous, style),
+    }
+    return _message("DDL", "DDL", payload)
+
+
+def avro_watermark(ts: int, build_ts: int) -> dict[str, Any]:
+    return _message("WATERMARK", "Watermark", {"version": VERSION, "commitTs": ts, "buildTs": build_ts})
+
+
+def avro_bootstrap(table: TableSchema, build_ts: int, style: Style) -> dict[str, Any]:
+    # the Avro Bootstrap record has no commitTs field at all
+    payload = {"version": VERSION, "buildTs": build_ts, "tableSchema": _avro_schema_or_none(table, style)}
+    return _message("BOOTSTRAP", "Bootstrap", payload)
