@@ -35,7 +35,7 @@ class SimpleDecoder:
         fmt = options.get("encoding-format", "json")
         if fmt not in ("json", "avro"):
             raise ValueError(f"unknown encoding-format {fmt!r}; expected json or avro")
-        compression = options.get("large-message-handle-compression", "none")
+        compression = options.get("large-message-handle-compression") or "none"
         if compression not in _COMPRESSION_NONE:
             raise ValueError(f"large-message-handle-compression={compression!r} is not supported by this decoder")
         self._parse: Callable[[bytes], Any] = parse_avro if fmt == "avro" else parse_json

@@ -50,15 +50,15 @@ def float32_shortest(x: float) -> float:
     return f  # unreachable: 9 significant digits always round-trip a float32
 
 
-def _mismatch(col: ColumnInfo, raw: Any, expected: str) -> Malformed:
+def _mismatch(raw: Any, expected: str) -> Malformed:
     shown = repr(raw) if len(repr(raw)) <= 80 else repr(raw)[:77] + "..."
-    return Malformed(f"column {col.name!r} ({col.mysql_type}): expected {expected}, got {shown}")
+    return Malformed(f"expected {expected}, got {shown}")
 
 
 def _check_int(col: ColumnInfo, v: int) -> int:
     lo, hi = col.int_range
     if not lo <= v <= hi:
-        raise _mismatch(col, v, f"an integer in [{lo}, {hi}]")
+        raise _mismatch(v, f"an integer in [{lo}, {hi}]")
     return v
 
 
@@ -67,49 +67,61 @@ def _enum_name(col: ColumnInfo, v: int) -> str:
     if v == 0:
         return ""
     if not 1 <= v <= len(col.elements):
-        raise _mismatch(col, v, f"an enum index in [0, {len(col.elements)}]")
+        raise _mismatch(v, f"an enum index in [0, {len(col.elements)}]")
     return col.elements[v - 1]
 
 
 def _set_names(col: ColumnInfo, v: int) -> str:
     # MySQL's set value is a bitmask over the elements; TiDB prints members in element order.
     if v < 0 or v >> len(col.elements):
-        raise _mismatch(col, v, f"a set bitmask over {len(col.elements)} elements")
+        raise _mismatch(v, f"a set bitmask over {len(col.elements)} elements")
     return ",".join(e for i, e in enumerate(col.elements) if v >> i & 1)
 
 
 def _bit(col: ColumnInfo, v: int) -> int:
     width = col.length if 0 < col.length <= 64 else 64
     if not 0 <= v < 1 << width:
-        raise _mismatch(col, v, f"a BIT({width}) value")
+        raise _mismatch(v, f"a BIT({width}) value")
     return v
 
 
 def _year(col: ColumnInfo, v: int) -> int:
     # TiDB's YEAR holds 0 or 1901..2155.
     if v != 0 and not 1901 <= v <= 2155:
-        raise _mismatch(col, v, "a YEAR in 0 or [1901, 2155]")
+        raise _mismatch(v, "a YEAR in 0 or [1901, 2155]")
     return v
 
 
 def _int_text(col: ColumnInfo, raw: Any) -> int:
-    if not isinstance(raw, str) or not _INT_RE.match(raw) or len(raw) > 21:
-        raise _mismatch(col, raw, "a decimal integer string")
+    if not isinstance(raw, str) or len(raw) > 21 or not _INT_RE.match(raw):
+        raise _mismatch(raw, "a decimal integer string")
     return int(raw)
 
 
 def _timestamp(col: ColumnInfo, location: Any, value: Any, target_tz: str) -> str:
     if not isinstance(location, str) or not isinstance(value, str):
-        raise _mismatch(col, (location, value), "a TIMESTAMP with string location and value")
+        raise _mismatch((location, value), "a TIMESTAMP with string location and value")
     return render_timestamp(value, location, target_tz)
 
 
 def _finite_double(col: ColumnInfo, v: float) -> float:
     if not math.isfinite(v):
-        raise _mismatch(col, v, "a finite DOUBLE")
+        raise _mismatch(v, "a finite DOUBLE")
     return v
 
 
+def _in_column(read: Callable[[ColumnInfo, Any, str], Any]) -> Callable[[ColumnInfo, Any, str], Any]:
+    """Name the column in every value error, so a reason says which value of the row is wrong."""
+    def wrapped(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
+        try:
+            return read(col, raw, target_tz)
+        except Malformed as e:
+            raise Malformed(f"column {col.name!r} ({col.mysql_type}): {e.reason}") from None
+    wrapped.__doc__ = read.__doc__
+    return wrapped
+
+
+@_in_column
 def from_json(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
     """JSON wire value -> canonical value. Every non-NULL value is a string except TIMESTAMP."""
     if raw is None:
@@ -117,30 +129,30 @@ def from_json(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
     kind = col.kind
     if kind == "timestamp":
         if not isinstance(raw, dict) or set(raw) != {"location", "value"}:
-            raise _mismatch(col, raw, 'an object {"location", "value"}')
+            raise _mismatch(raw, 'an object {"location", "value"}')
         return _timestamp(col, raw["location"], raw["value"], target_tz)
     if not isinstance(raw, str):
-        raise _mismatch(col, raw, "a string")
+        raise _mismatch(raw, "a string")
     if kind == "integer":
         return _check_int(col, _int_text(col, raw))
     if kind in ("float", "double"):
         if not _FLOAT_RE.match(raw):
-            raise _mismatch(col, raw, "a decimal floating-point string")
+            raise _mismatch(raw, "a decimal floating-point string")
         v = float(raw)
         return float32_shortest(v) if kind == "float" else _finite_double(col, v)
     if kind == "decimal":
         if not _DECIMAL_RE.match(raw):
-            raise _mismatch(col, raw, "a DECIMAL string")
+            raise _mismatch(raw, "a DECIMAL string")
         return raw
     if kind == "binary":
         try:
             data = base64.b64decode(raw, validate=True)
         except (binascii.Error, ValueError):
-            raise _mismatch(col, raw, "standard base64") from None
+            raise _mismatch(raw, "standard base64") from None
         return base64.b64encode(data).decode("ascii")
     if kind in _TEMPORAL_RE:
         if not _TEMPORAL_RE[kind].match(raw):
-            raise _mismatch(col, raw, f"a {col.mysql_type.upper()} string")
+            raise _mismatch(raw, f"a {col.mysql_type.upper()} string")
         return raw
     if kind == "year":
         return _year(col, _int_text(col, raw))
@@ -166,10 +178,11 @@ def _record(raw: Any, name: str) -> dict | None:
 
 def _avro_long(col: ColumnInfo, raw: Any, check: Callable[[ColumnInfo, int], Any]) -> Any:
     if not _is_int(raw):
-        raise _mismatch(col, raw, "an Avro long")
+        raise _mismatch(raw, "an Avro long")
     return check(col, raw)
 
 
+@_in_column
 def from_avro(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
     """Avro union value -> canonical value, per the "Avro Type (Java)" column of spec 004's table."""
     if raw is None:
@@ -187,32 +200,34 @@ def from_avro(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
         return _avro_long(col, raw, _check_int)
     if kind in ("float", "double"):
         if not isinstance(raw, float):
-            raise _mismatch(col, raw, "an Avro float or double")
+            raise _mismatch(raw, "an Avro float or double")
         return float32_shortest(raw) if kind == "float" else _finite_double(col, raw)
     if kind == "timestamp":
         rec = _record(raw, _TIMESTAMP_RECORD)
         if rec is None:
-            raise _mismatch(col, raw, "a com.pingcap.simple.avro.Timestamp record")
+            raise _mismatch(raw, "a com.pingcap.simple.avro.Timestamp record")
         return _timestamp(col, rec.get("location"), rec.get("value"), target_tz)
     if kind == "binary":
         if not isinstance(raw, bytes):
-            raise _mismatch(col, raw, "Avro bytes")
+            raise _mismatch(raw, "Avro bytes")
         return base64.b64encode(raw).decode("ascii")
     if kind == "year":
         return _avro_long(col, raw, _year)
     if kind == "enum":
         return _avro_long(col, raw, _enum_name)
+    # SET bitmasks and BIT values are uint64s; classic TiCDC (tiflow message.go encodeValue4Avro) writes
+    # them as int64(v), so a negative long stands for a value at or above 2^63.
     if kind == "set":
-        return _avro_long(col, raw, _set_names)
+        return _avro_long(col, raw, lambda c, v: _set_names(c, v & _U64_MASK))
     if kind == "bit":
         # Spec 004 says long; new TiCDC's encodeValue4Avro writes strconv.FormatUint as a string.
         if isinstance(raw, str):
             return _bit(col, _int_text(col, raw))
-        return _avro_long(col, raw, _bit)
+        return _avro_long(col, raw, lambda c, v: _bit(c, v & _U64_MASK))
     if not isinstance(raw, str):
-        raise _mismatch(col, raw, "an Avro string")
+        raise _mismatch(raw, "an Avro string")
     if kind == "decimal" and not _DECIMAL_RE.match(raw):
-        raise _mismatch(col, raw, "a DECIMAL string")
+        raise _mismatch(raw, "a DECIMAL string")
     if kind in _TEMPORAL_RE and not _TEMPORAL_RE[kind].match(raw):
-        raise _mismatch(col, raw, f"a {col.mysql_type.upper()} string")
+        raise _mismatch(raw, f"a {col.mysql_type.upper()} string")
     return raw  # decimal, text, date, datetime, time, json
