@@ -171,9 +171,15 @@ def golden(mode: str, golden_dir: Path) -> None:
 
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-def fidelity(fmt: str) -> None:
+@click.option("--write", "write_to", is_flag=False, flag_value="docs/fidelity.md", default=None,
+              type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown page (default docs/fidelity.md).")
+def fidelity(fmt: str, write_to: Path | None) -> None:
     """Print the fidelity matrix: what each encoding keeps of each TiDB type."""
-    from .checks.fidelity import matrix, to_markdown
+    from .checks.fidelity import matrix
+    from .checks.fidelity_doc import render
 
-    rows = matrix()
-    click.echo(to_markdown(rows) if fmt == "md" else json.dumps(rows, indent=2))
+    if write_to is not None:
+        Path(write_to).write_text(render())
+        console.print(f"wrote {write_to}")
+        return
+    click.echo(render() if fmt == "md" else json.dumps(matrix(), indent=2))

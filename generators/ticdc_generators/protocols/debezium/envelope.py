@@ -1,0 +1,206 @@
+"""DML and WATERMARK messages: key and value objects, field order as TiCDC writes them.
+
+Spec 000 ("DML event", "WATERMARK event") gives the shapes; the exact order and the TiDB
+extension switches follow TiCDC pkg/sink/codec/debezium/codec.go (EncodeKey, EncodeValue,
+EncodeCheckpointEvent, writeSourceSchema).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ...model import Op, RowChange
+from ...tso import physical_ms
+from .columns import TableView, sanitize_name, schema_topic_name
+from .field_schema import field_schema
+from .jsonw import Raw, dumps
+from .values import ValueOptions, render
+
+CONNECTOR_VERSION = "2.4.0.Final"
+
+
+@dataclass(frozen=True)
+class EnvelopeOptions:
+    cluster_id: str
+    enable_tidb_extension: bool
+    disable_schema: bool
+    output_old_value: bool
+    include_start_ts: bool
+    profile: str  # "ticdc" | "tiflow"
+    values: ValueOptions
+
+
+def source_payload(opts: EnvelopeOptions, db: str, table: str, commit_ts: int,
+                   start_ts: Optional[int] = None) -> dict:
+    """payload.source: Debezium's MySQL source block with TiCDC's constants, plus commit_ts and
+    cluster_id (spec 000: "TiCDC adds two fields, CommitTs and ClusterID"), which TiCDC writes
+    whether or not the TiDB extension is on."""
+    src = {
+        "version": CONNECTOR_VERSION,
+        "connector": "TiCDC",
+        "name": opts.cluster_id,
+        # In the source block ts_ms is when the change was made upstream: the commit time.
+        "ts_ms": physical_ms(commit_ts),
+        "snapshot": "false",
+        "db": db,
+        "table": table,
+        "server_id": 0,
+        "gtid": None,
+        "file": "",
+        "pos": 0,
+        "row": 0,
+        "thread": 0,
+        "query": None,
+        "commit_ts": commit_ts,
+    }
+    if start_ts is not None:
+        src["start_ts"] = start_ts
+    src["cluster_id"] = opts.cluster_id
+    return src
+
+
+def _f(kind: str, optional: bool, field: str) -> dict:
+    return {"type": kind, "optional": optional, "field": field}
+
+
+def source_schema(opts: EnvelopeOptions, include_start_ts: bool) -> dict:
+    fields = [
+        _f("string", False, "version"),
+        _f("string", False, "connector"),
+        _f("string", False, "name"),
+        _f("int64", False, "ts_ms"),
+        {"type": "string", "optional": True, "name": "io.debezium.data.Enum", "version": 1,
+         "parameters": {"allowed": "true,last,false,incremental"}, "default": "false", "field": "snapshot"},
+        _f("string", False, "db"),
+        _f("string", True, "sequence"),
+        _f("string", True, "table"),
+        _f("int64", False, "server_id"),
+        _f("string", True, "gtid"),
+        _f("string", False, "file"),
+        _f("int64", False, "pos"),
+        _f("int32", False, "row"),
+        _f("int64", True, "thread"),
+        _f("string", True, "query"),
+    ]
+    # New TiCDC declares its two extra source fields only with the TiDB extension; classic
+    # TiCDC never declares them (the payload carries them either way).
+    if opts.enable_tidb_extension and opts.profile != "tiflow":
+        fields.append(_f("int64", False, "commit_ts"))
+        fields.append(_f("string", False, "cluster_id"))
+    if include_start_ts:
+        fields.append(_f("int64", False, "start_ts"))
+    return {"type": "struct", "fields": fields, "optional": False,
+            "name": "io.debezium.connector.mysql.Source", "field": "source"}
+
+
+def _tail_schema() -> list:
+    """op, ts_ms and transaction (Debezium's event.block), shared by DML and WATERMARK."""
+    return [
+        _f("string", False, "op"),
+        _f("int64", True, "ts_ms"),
+        {"type": "struct",
+         "fields": [_f("string", False, "id"), _f("int64", False, "total_order"),
+                    _f("int64", False, "data_collection_order")],
+         "optional": True, "name": "event.block", "version": 1, "field": "transaction"},
+    ]
+
+
+class RowEnvelope:
+    """Key and value bytes for row changes of one table version; the schemas are built once."""
+
+    def __init__(self, view: TableView, opts: EnvelopeOptions) -> None:
+        self.view = view
+        self.opts = opts
+        t = view.table
+        self._topic_name = schema_topic_name(opts.cluster_id, t.schema, t.table)
+        ext = opts.enable_tidb_extension
+        self._key_cols = view.handle_columns()
+        self._key_schema = Raw(dumps({
+            "type": "struct",
+            "name": f"{self._topic_name}.Key",
+            "optional": False,
+            "fields": [field_schema(c, ext) for c in self._key_cols],
+        }))
+        fields = [field_schema(c, ext) for c in view.columns]
+        value_name = f"{self._topic_name}.Value"
+        self._value_schema = Raw(dumps({
+            "type": "struct",
+            "optional": False,
+            "name": f"{self._topic_name}.Envelope",
+            "version": 1,
+            "fields": [
+                {"type": "struct", "optional": True, "name": value_name, "field": "before", "fields": fields},
+                {"type": "struct", "optional": True, "name": value_name, "field": "after", "fields": fields},
+                source_schema(opts, self._start_ts_on),
+                *_tail_schema(),
+            ],
+        }))
+
+    @property
+    def _start_ts_on(self) -> bool:
+        return self.opts.include_start_ts and self.opts.profile != "tiflow"
+
+    def _row(self, row: dict) -> dict:
+        return {c.name: render(c, row.get(c.name), self.opts.values) for c in self.view.columns}
+
+    def key(self, change: RowChange) -> bytes:
+        row = change.before if change.op == Op.DELETE else change.after
+        payload = {c.name: render(c, row.get(c.name), self.opts.values) for c in self._key_cols}
+        out: dict[str, Any] = {"payload": payload}
+        if not self.opts.disable_schema:
+            out["schema"] = self._key_schema
+        return dumps(out)
+
+    def value(self, change: RowChange, commit_ts: int, start_ts: int) -> bytes:
+        t = self.view.table
+        payload: dict[str, Any] = {
+            "source": source_payload(self.opts, t.schema, t.table, commit_ts,
+                                     start_ts if self._start_ts_on else None),
+            # The envelope's ts_ms is "when TiCDC processed the event"; the fake clock is the
+            # commit's physical time so output stays deterministic.
+            "ts_ms": physical_ms(commit_ts),
+            "transaction": None,
+        }
+        if change.op == Op.INSERT:
+            payload["op"] = "c"
+            payload["before"] = None
+            payload["after"] = self._row(change.after)
+        elif change.op == Op.DELETE:
+            payload["op"] = "d"
+            payload["after"] = None
+            payload["before"] = self._row(change.before)
+        else:
+            payload["op"] = "u"
+            if self.opts.output_old_value:
+                payload["before"] = self._row(change.before)
+            payload["after"] = self._row(change.after)
+        out: dict[str, Any] = {"payload": payload}
+        if not self.opts.disable_schema:
+            out["schema"] = self._value_schema
+        return dumps(out)
+
+
+def watermark_key(opts: EnvelopeOptions) -> bytes:
+    out: dict[str, Any] = {"payload": {}}
+    if not opts.disable_schema:
+        out["schema"] = {"type": "struct", "name": f"{sanitize_name(opts.cluster_id)}.watermark.Key",
+                         "optional": False, "fields": []}
+    return dumps(out)
+
+
+def watermark_value(opts: EnvelopeOptions, ts: int) -> bytes:
+    out: dict[str, Any] = {"payload": {
+        "source": source_payload(opts, "", "", ts),
+        "ts_ms": physical_ms(ts),
+        "transaction": None,
+        "op": "m",
+    }}
+    if not opts.disable_schema:
+        out["schema"] = {
+            "type": "struct",
+            "optional": False,
+            "name": f"{sanitize_name(opts.cluster_id)}.watermark.Envelope",
+            "version": 1,
+            "fields": [source_schema(opts, False), *_tail_schema()],
+        }
+    return dumps(out)

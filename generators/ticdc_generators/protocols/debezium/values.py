@@ -1,0 +1,217 @@
+"""Column values as TiCDC's Debezium codec writes them (codec.go writeDebeziumFieldValue).
+
+Two TiCDC behaviours shape this module beyond the plain type mapping of spec 000 ("Data type
+mapping"):
+- a NULL is replaced by the column's DEFAULT when the column has one (both classic and new
+  TiCDC do it); the default goes through TiDB's datum conversions, so some types come out
+  oddly (TIME becomes 0 in new TiCDC, a TIMESTAMP default is shifted by the time zone), and a
+  DATE default makes new TiCDC fail outright (it reads a string datum as a time);
+- BIGINT UNSIGNED is written as an int64, so values from 2**63 wrap to negatives and the
+  maximum becomes -1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .columns import ColumnView, INT_CODES, STRING_CODES
+from .jsonw import B64, F32
+from .temporal import (
+    TemporalError, date_days, datetime_epoch, parse_datetime, time_to_micros, zoned_timestamp,
+    MIN_TIMESTAMP,
+)
+
+_UINT64_MAX = 2**64 - 1
+_INT_MAX = {
+    ("tiny", False): 2**7 - 1, ("tiny", True): 2**8 - 1,
+    ("short", False): 2**15 - 1, ("short", True): 2**16 - 1,
+    ("int24", False): 2**23 - 1, ("int24", True): 2**24 - 1,
+    ("long", False): 2**31 - 1, ("long", True): 2**32 - 1,
+    ("longlong", False): 2**63 - 1, ("longlong", True): 2**64 - 1,
+}
+_INT_MIN = {"tiny": -(2**7), "short": -(2**15), "int24": -(2**23), "long": -(2**31), "longlong": -(2**63)}
+
+
+class EncodeFailure(ValueError):
+    """A row TiCDC cannot encode: the changefeed stops with ErrDebeziumEncodeFailed or a panic."""
+
+
+@dataclass(frozen=True)
+class ValueOptions:
+    time_zone: str
+    # "ticdc" (new TiCDC) or "tiflow" (classic): they differ on NULL-with-default for DATE/TIME.
+    profile: str = "ticdc"
+
+
+def bit_bytes(n: int, v: int) -> bytes:
+    """helper.go getBitFromUint64: little-endian, sized to hold n bits (Debezium's Bits)."""
+    return (v & _UINT64_MAX).to_bytes(8, "little")[: (n + 7) // 8]
+
+
+def _int(col: ColumnView, v: int) -> int:
+    if col.unsigned:
+        hi = _INT_MAX[(col.code, True)]
+        if (col.code == "longlong" and v == _UINT64_MAX) or v > hi:
+            return -1
+        v &= _UINT64_MAX
+        return v - 2**64 if v >= 2**63 else v
+    if v < _INT_MIN[col.code] or v > _INT_MAX[(col.code, False)]:
+        return -1
+    return v
+
+
+def _bit(col: ColumnView, v: int) -> Any:
+    # Debezium: BIT(1) is a BOOLEAN, BIT(n>1) BYTES in little-endian order.
+    if col.flen == 1:
+        return v != 0
+    return B64(bit_bytes(col.flen, v))
+
+
+def render(col: ColumnView, value: Any, opts: ValueOptions) -> Any:
+    """The JSON value for one column of one row (None = JSON null)."""
+    if value is None:
+        if col.default is None:
+            return None
+        return _render_default(col, opts)
+    code = col.code
+    if code == "bit":
+        return _bit(col, int(value))
+    if code in STRING_CODES:
+        if col.binary:
+            return B64(bytes(value))
+        return str(value)
+    if code in ("enum", "set", "json"):
+        return str(value)
+    if code == "newdecimal":
+        return float(value)
+    if code == "date":
+        days = date_days(value)
+        if days is None:
+            return 0 if col.not_null else None
+        return days
+    if code == "datetime":
+        epoch = datetime_epoch(value, col.decimal)
+        if epoch is None:
+            return 0 if col.not_null else None
+        return epoch
+    if code == "timestamp":
+        try:
+            return zoned_timestamp(value, col.decimal, opts.time_zone)
+        except TemporalError as e:
+            raise EncodeFailure(f"column {col.name}: {e}") from e
+    if code == "duration":
+        return time_to_micros(value)
+    if code in INT_CODES:
+        return _int(col, int(value))
+    if code == "double":
+        return float(value)
+    if code == "float":
+        return F32(float(value))
+    if code == "year":
+        return int(value)
+    raise EncodeFailure(f"column {col.name}: no Debezium rendering for {col.base}")
+
+
+def _default_text(col: ColumnView) -> str:
+    d = col.default
+    return d.decode("utf-8", "surrogateescape") if isinstance(d, bytes) else str(d)
+
+
+def _enum_name(col: ColumnView, name: str) -> str:
+    # types.ParseEnumName matches under the column collation; a miss leaves a string datum whose
+    # enum value is 0, which TiCDC writes as "".
+    for e in col.elems:
+        if _coll_eq(col, e, name):
+            return e
+    return ""
+
+
+def _set_name(col: ColumnView, name: str) -> str:
+    # types.ParseSetName then ParseSetValue: members re-ordered by element position; any unknown
+    # member makes the whole value 0 (written as "").
+    if name == "":
+        return ""
+    picked = set()
+    for part in name.split(","):
+        for i, e in enumerate(col.elems):
+            if _coll_eq(col, e, part):
+                picked.add(i)
+                break
+        else:
+            return ""
+    return ",".join(col.elems[i] for i in sorted(picked))
+
+
+def _coll_eq(col: ColumnView, a: str, b: str) -> bool:
+    if col.collate.endswith("_bin") or col.collate == "binary":
+        return a == b
+    return a.casefold() == b.casefold()
+
+
+def _render_default(col: ColumnView, opts: ValueOptions) -> Any:
+    """getValueFromDefault + datum.SetValue, then the same type switch as a real value."""
+    code = col.code
+    d = col.default
+    if code == "bit":
+        raw = d if isinstance(d, bytes) else str(d).encode("utf-8")
+        if len(raw) > 8:
+            raise EncodeFailure(f"column {col.name}: BIT default wider than 64 bits")
+        return _bit(col, int.from_bytes(raw, "big"))
+    if code in STRING_CODES:
+        raw = d if isinstance(d, bytes) else str(d).encode("utf-8")
+        return B64(raw) if col.binary else raw
+    text = _default_text(col)
+    if code == "enum":
+        return _enum_name(col, text)
+    if code == "set":
+        return _set_name(col, text)
+    if code == "json":
+        return text
+    if code == "newdecimal":
+        return float(text)
+    if code == "date":
+        if opts.profile == "tiflow":
+            days = date_days(text)
+            return (0 if col.not_null else None) if days is None else days
+        # New TiCDC stores the default as a string datum and then asks it for a time value
+        # (datum.GetMysqlTime), which panics: no message can be produced for this row.
+        raise EncodeFailure(f"column {col.name}: new TiCDC panics on a NULL DATE with a DEFAULT")
+    if code == "datetime":
+        if text == "CURRENT_TIMESTAMP":
+            return 0
+        try:
+            epoch = datetime_epoch(text, col.decimal)
+        except TemporalError as e:
+            raise EncodeFailure(f"column {col.name}: {e}") from e
+        return (0 if col.not_null else None) if epoch is None else epoch
+    if code == "timestamp":
+        if text == "CURRENT_TIMESTAMP":
+            return "1970-01-01T00:00:00Z" if col.not_null else None
+        if parse_datetime(text).as_tuple() < MIN_TIMESTAMP:
+            return None
+        # The default is stored in UTC but read back as a wall clock of the changefeed time
+        # zone, so it comes out shifted by the zone's offset (TiCDC behaviour, kept as is).
+        try:
+            return zoned_timestamp(text, col.decimal, opts.time_zone)
+        except TemporalError as e:
+            raise EncodeFailure(f"column {col.name}: {e}") from e
+    if code == "duration":
+        if opts.profile == "tiflow":
+            return time_to_micros(text)
+        # A string datum read as a Duration yields its zero integer part: 0 µs.
+        return 0
+    if code in INT_CODES or code == "year":
+        try:
+            v = int(text)
+        except ValueError:
+            v = 0
+        if not -(2**63) <= v < 2**63:
+            # strconv.ParseInt fails, the string datum's integer part is 0.
+            v = 0
+        return int(v) if code == "year" else _int(col, v)
+    if code == "double":
+        return float(text)
+    if code == "float":
+        return F32(float(text))
+    raise EncodeFailure(f"column {col.name}: no Debezium rendering for {col.base}")
+
