@@ -91,9 +91,9 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
             from .consumer.local import consume_local
             figures = consume_local(records, m, out)
     except ConsumerError as e:
-        console.print(f"[red]error:[/red] {e}")
+        click.echo(f"error: {e}", err=True)
         sys.exit(2)
-    console.print(json.dumps(figures, indent=2))
+    click.echo(json.dumps(figures, indent=2))
 
 
 @main.command()
@@ -134,7 +134,7 @@ def run(scenario: str, seed: int, protocol: str, encoding: str | None, consumer:
     console.print(table)
     for r in results:
         if not r.conformant:
-            console.print(r.render(), markup=False)
+            click.echo(r.render())
     if report is not None:
         paths = write_reports(results, report, name=f"{scenario}-seed{seed}")
         console.print(f"reports: {paths['junit']}, {paths['summary']}")
@@ -154,7 +154,7 @@ def golden(mode: str, golden_dir: Path) -> None:
         changes = g.update(golden_dir)
         for kind in ("added", "changed", "removed"):
             for f in changes[kind]:
-                console.print(f"{kind:8} {f}")
+                click.echo(f"{kind:8} {f}")
         console.print(f"golden corpus updated: {sum(map(len, changes.values()))} file(s) differ from before")
         return
     diffs = g.check(golden_dir)
@@ -162,7 +162,7 @@ def golden(mode: str, golden_dir: Path) -> None:
         console.print(f"golden corpus {golden_dir} matches the generators")
         return
     for d in diffs[: g.MAX_DIFFS_SHOWN]:
-        console.print(d.render(), markup=False)
+        click.echo(d.render())
     if len(diffs) > g.MAX_DIFFS_SHOWN:
         console.print(f"… and {len(diffs) - g.MAX_DIFFS_SHOWN} more differences")
     console.print("the generators' output changed; review it, then run `ticdc-conformance golden --update`")
