@@ -41,6 +41,9 @@ def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conforman
     """A Spark session; `local[2]` unless a master is given or the job runs under spark-submit."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # Local mode talks to itself; binding to loopback avoids the host-name lookup warning.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    log4j = Path(__file__).with_name("log4j2.properties")
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
@@ -49,6 +52,8 @@ def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conforman
         builder = builder.master(master or os.environ.get("TICDC_CONFORMANCE_SPARK_MASTER", "local[2]"))
     spark = (
         builder.config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={log4j.as_uri()}")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
