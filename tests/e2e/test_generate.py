@@ -80,3 +80,21 @@ def test_cli_generate_each_protocol_spelling(tmp_path):
         subprocess.run(CLI + ["generate", "--scenario", "smoke", "--seed", "1", *args, "--out", str(out)], check=True,
                        capture_output=True)
         assert json.loads((out / "manifest.json").read_text())["encoding"] == enc
+
+
+@pytest.mark.spark
+def test_spark_reads_record_files_with_the_kafka_source_schema(generated, spark):
+    from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType, StructField,
+                                   StructType, TimestampType)
+    # The schema of Spark's Kafka source (spark-sql-kafka-0-10, with includeHeaders=true).
+    kafka_source = StructType([
+        StructField("key", BinaryType()), StructField("value", BinaryType()), StructField("topic", StringType()),
+        StructField("partition", IntegerType()), StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()), StructField("timestampType", IntegerType()),
+        StructField("headers", ArrayType(StructType([StructField("key", StringType()),
+                                                      StructField("value", BinaryType())]))),
+    ])
+    d, manifest = generated["debezium"]
+    df = spark.read.parquet(str(d / "records"))
+    assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in kafka_source]
+    assert df.count() == manifest["records"]
