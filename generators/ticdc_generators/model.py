@@ -32,6 +32,29 @@ class Index:
     columns: tuple[str, ...]
     primary: bool = False
     unique: bool = False
+    # For a primary key: whether it is the clustered index (TiDB cannot drop a clustered PK).
+    clustered: bool = True
+
+
+@dataclass(frozen=True)
+class Partition:
+    name: str
+    partition_id: int  # the physical table ID rows of this partition carry
+    less_than: Optional[int]  # RANGE bound (exclusive); None = MAXVALUE
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """RANGE partitioning on an integer column (the kind that supports ADD/DROP/TRUNCATE/EXCHANGE)."""
+
+    column: str
+    partitions: tuple[Partition, ...]
+
+    def partition_of(self, value: int) -> Partition:
+        for p in self.partitions:
+            if p.less_than is None or value < p.less_than:
+                return p
+        raise ValueError(f"value {value} falls in no partition (TiDB rejects it: no partition for value)")
 
 
 @dataclass(frozen=True)
@@ -52,6 +75,14 @@ class TableSchema:
     collate: str = "utf8mb4_bin"
     # True when the integer primary key is TiDB's row handle (clustered INT PK).
     pk_is_handle: bool = False
+    comment: str = ""
+    partitioning: Optional[Partitioning] = None
+
+    def physical_id(self, row: Row) -> int:
+        """The physical table ID a row is stored under (its partition's ID for partitioned tables)."""
+        if self.partitioning is None:
+            return self.table_id
+        return self.partitioning.partition_of(row[self.partitioning.column]).partition_id
 
     @property
     def qualified_name(self) -> str:
@@ -101,7 +132,7 @@ class TableSchema:
             if not c.nullable:
                 p += " NOT NULL"
             if c.has_default:
-                p += " DEFAULT " + _sql_literal(c.default)
+                p += " DEFAULT " + sql_literal(c.default)
             parts.append(p)
         for ix in self.indexes:
             cols = ",".join(f"`{c}`" for c in ix.columns)
@@ -114,12 +145,15 @@ class TableSchema:
         return f"CREATE TABLE `{self.schema}`.`{self.table}` (" + ", ".join(parts) + ")"
 
 
-def _sql_literal(v: Any) -> str:
+def sql_literal(v: Any) -> str:
+    """A canonical value as a SQL literal (DEFAULT clauses, generated queries)."""
     if v is None:
         return "NULL"
     if isinstance(v, (int, float)):
         return str(v)
-    return "'" + str(v).replace("'", "''") + "'"
+    if isinstance(v, bytes):
+        return "0x" + v.hex() if v else "''"
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 class Op(str, Enum):
@@ -138,6 +172,10 @@ class RowChange:
     op: Op
     before: Optional[Row]  # None for INSERT
     after: Optional[Row]  # None for DELETE
+
+    @property
+    def physical_id(self) -> int:
+        return self.table.physical_id(self.after if self.after is not None else self.before)
 
     @property
     def key(self) -> tuple:
@@ -161,18 +199,42 @@ class DDLType(int, Enum):
     DROP_COLUMN = 6
     ADD_INDEX = 7
     DROP_INDEX = 8
+    ADD_FOREIGN_KEY = 9
+    DROP_FOREIGN_KEY = 10
     TRUNCATE_TABLE = 11
     MODIFY_COLUMN = 12
+    REBASE_AUTO_ID = 13
     RENAME_TABLE = 14
     SET_DEFAULT_VALUE = 15
+    SHARD_ROW_ID = 16
     MODIFY_TABLE_COMMENT = 17
     RENAME_INDEX = 18
     ADD_TABLE_PARTITION = 19
     DROP_TABLE_PARTITION = 20
+    CREATE_VIEW = 21
     MODIFY_TABLE_CHARSET_AND_COLLATE = 22
     TRUNCATE_TABLE_PARTITION = 23
+    DROP_VIEW = 24
+    RECOVER_TABLE = 25
+    MODIFY_SCHEMA_CHARSET_AND_COLLATE = 26
+    LOCK_TABLE = 27
+    UNLOCK_TABLE = 28
+    REPAIR_TABLE = 29
+    SET_TIFLASH_REPLICA = 30
+    UPDATE_TIFLASH_REPLICA_STATUS = 31
     ADD_PRIMARY_KEY = 32
     DROP_PRIMARY_KEY = 33
+    CREATE_SEQUENCE = 34
+    ALTER_SEQUENCE = 35
+    DROP_SEQUENCE = 36
+    ALTER_INDEX_VISIBILITY = 41
+    EXCHANGE_TABLE_PARTITION = 42
+    # Multi-table jobs; TiCDC splits them into one CREATE_TABLE / RENAME_TABLE event per table,
+    # all with the job's commit ts (TiCDC pkg/common/event/ddl_event.go GetEvents).
+    RENAME_TABLES = 47
+    CREATE_TABLES = 60
+    MULTI_SCHEMA_CHANGE = 61
+    REORGANIZE_PARTITION = 64
 
 
 @dataclass(frozen=True)
@@ -187,6 +249,9 @@ class DDL:
     # Value that rows existing before an ADD COLUMN take for the new column (TiDB backfills
     # the column's default, or its "origin default").
     backfill: dict[str, Any] = field(default_factory=dict)
+    # EXCHANGE PARTITION: the normal table before and after the exchange.
+    other_before: Optional[TableSchema] = None
+    other_after: Optional[TableSchema] = None
 
 
 HistoryEvent = Union[DDL, Transaction]

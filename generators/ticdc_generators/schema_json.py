@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .canonical import value_from_json, value_to_json
-from .model import Column, Index, TableSchema
+from .model import Column, Index, Partition, Partitioning, TableSchema
 from .types import TiDBType
 
 
@@ -57,6 +57,12 @@ def table_to_json(t: TableSchema) -> dict[str, Any]:
             for ix in t.indexes
         ],
         "handle_key": list(t.handle_key),
+        "comment": t.comment,
+        "partitioning": None if t.partitioning is None else {
+            "column": t.partitioning.column,
+            "partitions": [{"name": p.name, "partition_id": p.partition_id, "less_than": p.less_than}
+                           for p in t.partitioning.partitions],
+        },
     }
 
 
@@ -73,4 +79,8 @@ def table_from_json(j: dict[str, Any]) -> TableSchema:
         schema=j["schema"], table=j["table"], table_id=j["table_id"], columns=tuple(cols),
         indexes=tuple(Index(i["name"], tuple(i["columns"]), i["primary"], i["unique"]) for i in j["indexes"]),
         schema_version=j["schema_version"], pk_is_handle=j.get("pk_is_handle", False),
+        comment=j.get("comment", ""),
+        partitioning=None if not j.get("partitioning") else Partitioning(
+            j["partitioning"]["column"],
+            tuple(Partition(p["name"], p["partition_id"], p["less_than"]) for p in j["partitioning"]["partitions"])),
     )

@@ -10,56 +10,9 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional
 
 from .canonical import dumps_line, key_order_token, row_to_json, value_to_json
-from .model import DDL, DDLType, Op, Row, TableSchema, Transaction
+from .model import DDL, TableSchema, Transaction
 from .schema_json import table_to_json
-
-
-class TableStates:
-    """Upstream tables as of the last applied event."""
-
-    def __init__(self) -> None:
-        self.schemas: dict[tuple[str, str], TableSchema] = {}
-        self.rows: dict[tuple[str, str], dict[tuple, Row]] = {}
-
-    def apply(self, event: DDL | Transaction) -> None:
-        if isinstance(event, Transaction):
-            for ch in event.changes:
-                name = (ch.table.schema, ch.table.table)
-                rows = self.rows[name]
-                if ch.op is Op.INSERT:
-                    rows[ch.table.key_of(ch.after)] = dict(ch.after)
-                elif ch.op is Op.UPDATE:
-                    del rows[ch.table.key_of(ch.before)]
-                    rows[ch.table.key_of(ch.after)] = dict(ch.after)
-                else:
-                    del rows[ch.table.key_of(ch.before)]
-            return
-        ddl = event
-        if ddl.ddl_type is DDLType.DROP_TABLE:
-            name = (ddl.schema, ddl.table)
-            self.schemas.pop(name, None)
-            self.rows.pop(name, None)
-            return
-        if ddl.table_after is None:
-            return
-        t = ddl.table_after
-        name = (t.schema, t.table)
-        if ddl.ddl_type in (DDLType.CREATE_TABLE, DDLType.TRUNCATE_TABLE) or name not in self.rows:
-            self.rows[name] = {}
-        else:
-            rows = self.rows[name]
-            for key, row in rows.items():
-                for col in t.columns:
-                    if col.name not in row:
-                        row[col.name] = ddl.backfill.get(col.name, col.default)
-                for gone in [c for c in row if c not in t.column_names]:
-                    del row[gone]
-        self.schemas[name] = t
-
-    def table_rows(self, schema: str, table: str) -> list[Row]:
-        t = self.schemas[(schema, table)]
-        rows = self.rows[(schema, table)]
-        return [rows[k] for k in sorted(rows, key=lambda k: key_order_token(_json_key(t, k)))]
+from .state import TableStates
 
 
 def _json_key(t: TableSchema, key: tuple) -> list:
@@ -112,8 +65,9 @@ class TruthWriter:
         self._history.close()
         final = self.directory / "final"
         final.mkdir(exist_ok=True)
-        for (schema, table) in sorted(self.states.schemas):
+        for (schema, table) in self.states.tables():
             t = self.states.schemas[(schema, table)]
+            rows = self.states.rows[(schema, table)]
             with open(final / f"{schema}.{table}.ndjson", "wb") as f:
-                for row in self.states.table_rows(schema, table):
-                    f.write(dumps_line(row_to_json(t, row)))
+                for key in sorted(rows, key=lambda k: key_order_token(_json_key(t, k))):
+                    f.write(dumps_line(row_to_json(t, rows[key])))
