@@ -61,12 +61,15 @@ def scenarios() -> None:
 @_encoding_option
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: records/, manifest.json, truth/ (one sub-folder per encoding with --protocol all).")
-def generate_cmd(scenario: str, seed: int, protocol: str, encoding: str | None, out: Path) -> None:
+@click.option("--events", type=click.IntRange(min=1), default=None,
+              help="Number of row events, for scenarios that take a size (e.g. large).")
+def generate_cmd(scenario: str, seed: int, protocol: str, encoding: str | None, out: Path,
+                 events: int | None) -> None:
     """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them."""
     encodings = resolve_encodings(protocol, encoding)
     for enc in encodings:
         target = out / enc if len(encodings) > 1 else out
-        manifest = generate(scenario, seed, config_for(scenario, enc), target)
+        manifest = generate(scenario, seed, config_for(scenario, enc), target, events=events)
         console.print(f"{enc}: {manifest['records']} records in {target}/records "
                       f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
 
@@ -183,3 +186,19 @@ def fidelity(fmt: str, write_to: Path | None) -> None:
         console.print(f"wrote {write_to}")
         return
     click.echo(render() if fmt == "md" else json.dumps(matrix(), indent=2))
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks that print figures and ratios measured in one run."""
+
+
+@bench.command("generate")
+@click.option("--events", "sizes", multiple=True, type=click.IntRange(min=1), default=(1_000_000, 10_000_000),
+              show_default=True, help="Sizes to run (repeatable); the first and last give the ratio.")
+@click.option("--encoding", default="canal-json", show_default=True, type=click.Choice(encoding_names()))
+def bench_generate_cmd(sizes: tuple[int, ...], encoding: str) -> None:
+    """Generation speed and peak memory of the `large` scenario."""
+    from .bench import bench_generate
+
+    bench_generate(list(sizes), encoding, echo=click.echo)

@@ -39,20 +39,21 @@ def config_for(scenario_name: str, encoding: str, **overrides) -> SinkConfig:
     return replace(base, **overrides) if overrides else base
 
 
-def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path) -> dict:
+def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, events: int | None = None) -> dict:
     """Writes DIR/records/, DIR/manifest.json and DIR/truth/; returns the manifest."""
     out = Path(out)
     scenario = get_scenario(scenario_name)
     truth = TruthWriter(out / "truth")
     simulator = SinkSimulator(config)
     with RecordFileWriter(out / "records") as writer:
-        writer.write_all(simulator.run(truth.tee(scenario.history(seed))))
+        writer.write_all(simulator.run(truth.tee(scenario.history(seed, events))))
     truth.close()
     partitions = {f"{t}-{p}": part.next_offset for (t, p), part in sorted(simulator.partitions.items())}
     manifest = {
         "format": MANIFEST_FORMAT,
         "scenario": scenario_name,
         "seed": seed,
+        "events": events,
         "protocol": config.protocol,
         "encoding": config.encoding,
         "encoding_format": config.encoding_format,

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from .base import Scenario
+from .large import LargeScenario
 from .smoke import SmokeScenario
 
-SCENARIOS: dict[str, type[Scenario]] = {cls.name: cls for cls in (SmokeScenario,)}
+SCENARIOS: dict[str, type[Scenario]] = {cls.name: cls for cls in (
+    SmokeScenario, LargeScenario)}
 
 
 def get_scenario(name: str) -> Scenario:

@@ -1,7 +1,7 @@
 """What a named scenario is: a deterministic upstream history for a seed, and its sink defaults."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from ..model import DDL, Transaction
 from ..sink.config import DispatchRule
@@ -14,6 +14,9 @@ class Scenario:
     # Rows spread over partitions by key, so per-partition ordering and the global watermark matter.
     dispatchers: tuple[DispatchRule, ...] = (DispatchRule(matcher=("*.*",), partition="index-value"),)
 
-    def history(self, seed: int) -> Iterator[DDL | Transaction]:
-        """DDL and transactions in commit-ts order; the same seed gives the same history."""
+    # Whether `events` (a target number of row events) shapes this scenario's size.
+    sized: bool = False
+
+    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
+        """DDL and transactions in commit-ts order; the same seed (and events) gives the same history."""
         raise NotImplementedError
