@@ -62,11 +62,15 @@ def event_row(record: KafkaRecord, seq: int, ev: DecodedEvent) -> dict[str, Any]
     row.update(topic=record.topic, partition=record.partition, offset=record.offset, seq=seq)
     if isinstance(ev, DecodedRow):
         image = ev.after if ev.after is not None else ev.before
-        key = _key(ev.key_columns, image)
-        old_key = _key(ev.key_columns, ev.before) if ev.after is not None else None
+        # A message that names no key (e.g. Canal-JSON pkNames for a table with only a unique
+        # key) identifies its row by the whole image, as row-based replication without a
+        # primary key does.
+        key_columns = ev.key_columns or tuple(image)
+        key = _key(key_columns, image)
+        old_key = _key(key_columns, ev.before) if ev.after is not None else None
         if key is None:
             row.update(kind="error", error=f"{record.coordinates}: row event of {ev.schema}.{ev.table} "
-                                           f"does not identify its key (key columns {list(ev.key_columns)})")
+                                           f"lacks its key columns {list(key_columns)}")
             return row
         row.update(
             kind="row", commit_ts=ev.commit_ts, schema=ev.schema, table=ev.table, op=ev.op,

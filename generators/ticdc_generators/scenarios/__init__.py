@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from .base import Scenario
+from .breadth import DDLEvolutionScenario, KeysScenario, MultiTableScenario, TypesScenario, WideRowsScenario
 from .large import LargeScenario
 from .smoke import SmokeScenario
 
 SCENARIOS: dict[str, type[Scenario]] = {cls.name: cls for cls in (
-    SmokeScenario, LargeScenario)}
+    SmokeScenario, TypesScenario, KeysScenario, DDLEvolutionScenario, MultiTableScenario, WideRowsScenario,
+    LargeScenario)}
 
 
 def get_scenario(name: str) -> Scenario:

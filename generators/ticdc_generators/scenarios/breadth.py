@@ -126,9 +126,12 @@ class DDLEvolutionScenario(Scenario):
             Column("seq", int_type("int"), nullable=False), Column("kind", varchar(8)),
             Column("payload", TiDBType("json"))], [Index("PRIMARY", ("seq",), primary=True, unique=True)],
             pk_is_handle=True)
-        acc, ev = ("evo", "accounts"), ("evo", "events")
+        yield from up.create_table("evo", "tags", [
+            Column("tag", varchar(24), nullable=False), Column("weight", int_type("int"), nullable=False)],
+            [Index("uk_tag", ("tag",), unique=True)])
+        acc, ev, tags = ("evo", "accounts"), ("evo", "events"), ("evo", "tags")
 
-        def dml(n: int, tables=(acc, ev)) -> Iterator[Transaction]:
+        def dml(n: int, tables=(acc, ev, tags)) -> Iterator[Transaction]:
             for _ in range(n):
                 out = w.transaction(list(tables), rng.randint(1, 4), p_key_update=0.1)
                 if out is not None:
@@ -144,6 +147,9 @@ class DDLEvolutionScenario(Scenario):
             lambda: up.drop_index("evo", "accounts", "ix_name"),
             lambda: up.drop_column("evo", "accounts", "name"),
             lambda: up.set_charset("evo", "accounts", "utf8mb4", "utf8mb4_general_ci"),
+            lambda: up.modify_column("evo", "tags", "weight", Column("weight", int_type("bigint"), nullable=False)),
+            lambda: up.add_index("evo", "tags", Index("PRIMARY", ("tag", "weight"), primary=True, unique=True)),
+            lambda: up.drop_index("evo", "tags", "PRIMARY"),
             lambda: up.add_partition("evo", "events", "p2", None),
             lambda: up.truncate_partition("evo", "events", "p0"),
             lambda: up.drop_partition("evo", "events", "p0"),
@@ -161,9 +167,9 @@ class DDLEvolutionScenario(Scenario):
                 yield from step()
             except Rejected:
                 continue  # the data made TiDB refuse this DDL; the history goes on without it
-            current = [n for n in (acc, ("evo", "customers"), ev) if n in up.state.schemas]
+            current = [n for n in (acc, ("evo", "customers"), ev, tags) if n in up.state.schemas]
             yield from dml(rng.randint(3, 8), current)
-        yield from dml(events or 20, [n for n in (("evo", "customers"), ev) if n in up.state.schemas])
+        yield from dml(events or 20, [n for n in (("evo", "customers"), ev, tags) if n in up.state.schemas])
 
 
 class MultiTableScenario(Scenario):

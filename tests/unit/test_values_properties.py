@@ -1,0 +1,186 @@
+"""Properties of the value domains over the full type matrix: Hypothesis strategies and seeded
+draws only ever produce values TiDB accepts, TiDB's JSON print is a fixed point, and every edge
+value survives each encoding of the default matrix (project encoder -> reference decoder) as the
+protocol's fidelity projection says it should."""
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Optional
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from ticdc_conformance.events import DecodedRow
+from ticdc_conformance.protocols import protocol_package
+from ticdc_generators.canonical import value_to_json
+from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_generators.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_generators.pipeline import DEFAULT_MATRIX
+from ticdc_generators.protocols import encoder_module
+from ticdc_generators.sink.config import SinkConfig
+from ticdc_generators.sink.events import BootstrapEvent, RowEvent
+from ticdc_generators.types import TiDBType, all_types_matrix
+from ticdc_generators.values import domain_for, jsondoc
+from ticdc_generators.values.numeric import F32_MAX
+
+MATRIX = all_types_matrix()
+DRAWS = 2000
+
+
+def _id(t: TiDBType) -> str:
+    return t.sql()[:48]
+
+
+def _zone_for(t: TiDBType) -> str:
+    return "America/New_York" if t.base == "timestamp" else "UTC"
+
+
+@pytest.mark.parametrize("t", MATRIX, ids=_id)
+@settings(max_examples=30, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_strategy_values_always_validate(t, data):
+    d = domain_for(t, nullable=True, time_zone=_zone_for(t))
+    d.validate(data.draw(d.strategy()))
+
+
+@pytest.mark.parametrize("t", MATRIX, ids=_id)
+def test_seeded_draws_always_validate(t):
+    d = domain_for(t, nullable=True, time_zone=_zone_for(t))
+    rng = random.Random(f"draws/{t.sql()}")
+    for _ in range(DRAWS):
+        v = d.draw(rng)
+        d.validate(v)
+
+
+@pytest.mark.parametrize("allow", [("zero-dates",), ("invalid-enum",)])
+@pytest.mark.parametrize("t", [TiDBType("date"), TiDBType("datetime", decimal=3), TiDBType("timestamp"),
+                               TiDBType("enum", elements=("a", "b"))], ids=_id)
+def test_opt_in_domains_draw_and_validate(t, allow):
+    d = domain_for(t, allow=allow)
+    rng = random.Random(3)
+    for _ in range(500):
+        d.validate(d.draw(rng))
+
+
+_JSON_TREES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec="utf-8")),
+    lambda c: st.lists(c, max_size=5) | st.dictionaries(st.text(st.characters(codec="utf-8"), max_size=8), c, max_size=5),
+    max_leaves=25)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(_JSON_TREES)
+def test_tidb_json_print_is_a_fixed_point(doc):
+    text = jsondoc.dumps(doc)
+    jsondoc.check_text(text)
+    assert jsondoc.dumps(jsondoc.loads(text)) == text
+
+
+# --- round trip through the project's encoders and the reference decoders ------------------------------
+T0 = 1_767_225_600_000 << 18
+
+
+def _table(t: TiDBType) -> TableSchema:
+    return TableSchema(schema="vals", table="t", table_id=100, schema_version=T0 - 100, pk_is_handle=True,
+                       columns=(Column("id", TiDBType("int"), nullable=False, column_id=1),
+                                Column("c", t, nullable=True, column_id=2)),
+                       indexes=(Index("PRIMARY", ("id",), primary=True, unique=True),))
+
+
+def known_disagreement(encoding: str, t: TiDBType, v: Any) -> Optional[str]:
+    """Disagreements between encoder, decoder and projection found by this test and left to the
+    owners of that code; anything else fails."""
+    if encoding.startswith("simple-") and t.base == "float" and v is not None and abs(v) == F32_MAX:
+        return ("Simple decoder: float32_shortest packs a candidate decimal above the float32 maximum "
+                "('3.4028235e+38') and raises OverflowError instead of returning the value")
+    if encoding == "simple-avro" and t.base == "set" and v:
+        mask = sum(1 << t.elements.index(m) for m in v.split(","))
+        if mask >= 2**63:
+            return "Simple Avro encoder hands a SET bitmask >= 2**63 to an Avro long unwrapped (fastavro refuses)"
+    return None
+
+
+def _same(got: Any, expected: Any) -> bool:
+    if isinstance(got, float) and isinstance(expected, float):
+        return got == expected and math.copysign(1, got) == math.copysign(1, expected)
+    if isinstance(got, bool) or isinstance(expected, bool):
+        return got is expected
+    return got == expected
+
+
+def _roundtrip_problems(encoding: str, time_zone: str, types: list[TiDBType]) -> list[str]:
+    config = SinkConfig(topic="t", partition_num=1, time_zone=time_zone, **DEFAULT_MATRIX[encoding])
+    options = config.ticdc_options()
+    module = encoder_module(config.protocol)
+    package = protocol_package(config.protocol)
+    problems = []
+    for t in types:
+        table = _table(t)
+        d = domain_for(t, nullable=True, time_zone=time_zone)
+        rng = random.Random(f"roundtrip/{t.sql()}")
+        values = d.edges() + [d.draw(rng) for _ in range(10)]
+        encoder = decoder = None
+        offset = 0
+        for i, v in enumerate(values):
+            if known_disagreement(encoding, t, v):
+                continue
+            what = f"{encoding} {t.sql()[:60]} value {v!r:.80}"
+            if encoder is None:  # one pair per type; a fresh one after any failure
+                encoder, decoder, offset = module.new_encoder(config, "t", 0), package.new_decoder(options), 0
+                messages = encoder.encode(BootstrapEvent(table)) if module.uses_bootstrap else []
+            else:
+                messages = []
+            try:
+                row = RowChange(table, Op.INSERT, None, {"id": i, "c": v})
+                messages += encoder.encode(RowEvent(row, T0 + i, T0 + i - 1)) + encoder.flush()
+            except Exception as exc:  # noqa: BLE001 - reported, not raised
+                problems.append(f"{what}: encoder raised {type(exc).__name__}: {exc}")
+                encoder = None
+                continue
+            try:
+                rows = []
+                for m in messages:
+                    record = KafkaRecord("t", 0, offset, m.key, m.value, 0, m.headers)
+                    offset += 1
+                    rows += [e for e in decoder.decode(record) if isinstance(e, DecodedRow)]
+            except Exception as exc:  # noqa: BLE001
+                problems.append(f"{what}: decoder raised {type(exc).__name__}: {exc}")
+                encoder = None
+                continue
+            expected = package.project_value(t, value_to_json(t, v), options)
+            got = rows[0].after.get("c", "<absent>") if len(rows) == 1 else f"<{len(rows)} rows>"
+            if not _same(got, expected):
+                problems.append(f"{what}: decoded {got!r:.80}, projected {expected!r:.80}")
+    return problems
+
+
+@pytest.mark.parametrize("encoding", list(DEFAULT_MATRIX))
+def test_every_edge_survives_each_encoding_as_projected(encoding):
+    assert _roundtrip_problems(encoding, "UTC", MATRIX) == []
+
+
+@pytest.mark.parametrize("encoding", list(DEFAULT_MATRIX))
+def test_temporal_edges_survive_each_encoding_in_a_dst_zone(encoding):
+    temporal = [t for t in MATRIX if t.base in ("date", "datetime", "timestamp", "time")]
+    for tz in ("America/New_York", "Australia/Lord_Howe"):
+        assert _roundtrip_problems(encoding, tz, temporal) == []
+
+
+def test_known_disagreements_still_occur():
+    """Fails once the known disagreements are fixed, so `known_disagreement` gets trimmed."""
+    f32 = TiDBType("float")
+    set64 = next(t for t in MATRIX if t.base == "set" and len(t.elements) == 64)
+    assert known_disagreement("simple-json", f32, F32_MAX) and known_disagreement("simple-avro", set64, "m63")
+    from ticdc_conformance.protocols.simple.values import float32_shortest
+
+    with pytest.raises(OverflowError):
+        float32_shortest(F32_MAX)
+    config = SinkConfig(topic="t", partition_num=1, **DEFAULT_MATRIX["simple-avro"])
+    encoder = encoder_module("simple").new_encoder(config, "t", 0)
+    table = _table(set64)
+    encoder.encode(BootstrapEvent(table))
+    with pytest.raises(ValueError):
+        encoder.encode(RowEvent(RowChange(table, Op.INSERT, None, {"id": 1, "c": "m63"}), T0, T0 - 1))
