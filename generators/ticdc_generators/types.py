@@ -78,7 +78,7 @@ class TiDBType:
 
     @property
     def fsp(self) -> int:
-        return self.decimal or 0 if self.base in ("datetime", "timestamp", "time") else 0
+        return (self.decimal or 0) if self.base in ("datetime", "timestamp", "time") else 0
 
     @property
     def scale(self) -> int:
@@ -150,7 +150,7 @@ class TiDBType:
         """The type as it appears in a CREATE TABLE statement."""
         b = self.base.upper()
         if self.base in ("enum", "set"):
-            inner = ",".join("'" + e.replace("'", "''") + "'" for e in self.elements)
+            inner = ",".join("'" + e.replace("\\", "\\\\").replace("'", "''") + "'" for e in self.elements)
             out = f"{b}({inner})"
         elif self.base == "decimal":
             out = f"DECIMAL({self.effective_flen},{self.scale})"
