@@ -392,6 +392,14 @@ def test_float_fidelity_is_float32():
     assert describe_fidelity(TiDBType("double"), {})[0] == "exact"
 
 
+def test_float_fidelity_at_a_power_of_two_follows_go():
+    # float32 2**-96: Go prints the 8 digits 1.2621775e-29, which lie in the wider gap above it; the
+    # nearest 8-digit decimal (1.2621774e-29) falls outside the narrower gap below, so a nearest-digits
+    # search would need a ninth digit (1.26217745e-29) and miss what a consumer reads.
+    go_text = "0.000000000000000000000000000012621775"  # strconv.FormatFloat(2**-96, 'f', -1, 32)
+    assert project_value(TiDBType("float"), 2.0**-96, {}) == float(go_text)
+
+
 def test_enum_set_fidelity_depends_on_content_compatible():
     e = TiDBType("enum", elements=("a", "b"))
     assert project_value(e, "b", {}) == 2

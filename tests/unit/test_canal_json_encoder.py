@@ -15,7 +15,8 @@ from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, T
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.canal_json import PROTOCOL, MessageTooLargeError
 from ticdc_generators.protocols.canal_json.columns import java_type, mysql_type, render_value
-from ticdc_generators.protocols.canal_json.gotext import format_float32, format_float64, quote
+from ticdc_generators.protocols.canal_json.message import quote
+from ticdc_generators.protocols.golang.floats import format_float32, format_float64
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, WatermarkEvent
 from ticdc_generators.types import TiDBType, decimal, varchar
@@ -600,7 +601,7 @@ def test_float_formatting_matches_go_shortest():
 def test_generic_shortest_search_agrees_with_repr_for_doubles():
     import struct
 
-    from ticdc_generators.protocols.canal_json.gotext import _digits_from_repr, shortest_digits64
+    from ticdc_generators.protocols.golang.floats import _digits_from_repr, shortest_digits64
 
     state = 0x9E3779B97F4A7C15
     checked = 0

@@ -16,6 +16,7 @@ import pytest
 
 from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
+from ticdc_generators.protocols.golang.floats import to_float32
 from ticdc_generators.protocols.open_protocol import (
     PROTOCOL,
     EncodeError,
@@ -23,7 +24,7 @@ from ticdc_generators.protocols.open_protocol import (
     OpenProtocolEncoder,
     OpenProtocolOptions,
 )
-from ticdc_generators.protocols.open_protocol.gofloat import format_float, to_float32
+from ticdc_generators.protocols.open_protocol.columns import float_text as format_float
 from ticdc_generators.protocols.open_protocol.goquote import go_quote_body
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent

@@ -3,6 +3,8 @@
 Each package exports `new_decoder(options) -> Decoder` and `project_value(type, value, options)`
 (the protocol's fidelity projection of a ground-truth value). A Decoder is stateful per
 topic-partition (Simple keeps a schema cache) and is fed that partition's records in offset order.
+What several decoders do alike lives beside the packages: common (failure signal, JSON, options),
+compression, floats and enum_set (fidelity projections).
 """
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 Everything a protocol decides lives in its package: how events become bytes, and its broadcast
 rules (where DDL and watermarks go), which the sink simulator asks for instead of knowing them.
+The Go behaviour several encoders reproduce is shared in golang/ (float printing, JSON text), and
+TiDB's ENUM/SET numbering in enum_set.
 """
 from __future__ import annotations
 

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-import orjson
-
 from ticdc_generators.kafka_record import KafkaRecord
 
-from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedWatermark
-from .compression import decompress
+from ..common import Malformed, decode_errors, json_object
+from ..compression import decompress
 from .fields import opt_int, opt_typed, req_bool, req_object, req_str, req_uint64
-from .malformed import Malformed
 from .options import CanalJSONOptions, parse_options
 from .rows import DML_OPS, decode_rows
 
@@ -35,24 +32,13 @@ class CanalJSONDecoder:
         self._options = options
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
-        try:
+        with decode_errors(record, unexpected="unexpected"):
             return self._decode(record.value)
-        except Malformed as e:
-            raise DecodeError(record.topic, record.partition, record.offset, str(e)) from None
-        except Exception as e:  # the contract: bad input raises DecodeError and nothing else
-            raise DecodeError(record.topic, record.partition, record.offset,
-                              f"unexpected {type(e).__name__}: {e}") from e
 
     def _decode(self, value: Optional[bytes]) -> list[DecodedEvent]:
         if not value:
             raise Malformed("empty record value: every Canal-JSON record holds one JSON object")
-        payload = decompress(self._options.large_message_handle_compression, value)
-        try:
-            msg = orjson.loads(payload)
-        except orjson.JSONDecodeError as e:
-            raise Malformed(f"value is not JSON: {e}") from None
-        if not isinstance(msg, dict):
-            raise Malformed(f"value must be a JSON object, got {type(msg).__name__}")
+        msg = json_object(decompress(self._options.large_message_handle_compression, value), "value")
         is_ddl = req_bool(msg, "isDdl", "message")
         kind = req_str(msg, "type", "message")
         for key in ("id", "es", "ts"):

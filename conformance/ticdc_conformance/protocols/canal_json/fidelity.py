@@ -11,49 +11,13 @@ field"); see `describe_event_fidelity`.
 """
 from __future__ import annotations
 
-import math
-import struct
 from typing import Any, Mapping
 
 from ticdc_generators.types import TiDBType
 
+from ..enum_set import enum_index, set_bitmask
+from ..floats import float32_as_read
 from .options import parse_options
-
-
-def _float32(value: float) -> float:
-    """`value` rounded to the nearest float32 (infinite beyond its range, where struct refuses)."""
-    try:
-        return struct.unpack("<f", struct.pack("<f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
-
-
-def float32_shortest_text(value: float) -> str:
-    """The fewest significant digits that read back (as float32) to float32(value), like Go's
-    strconv.FormatFloat(v, 'f', -1, 32): the nearest decimal of p digits is the one to try for each p."""
-    target = _float32(value)
-    for digits in range(1, 10):
-        text = f"{target:.{digits}g}"
-        if _float32(float(text)) == target:
-            return text
-    return repr(target)  # nine significant digits always identify a float32
-
-
-def _enum_index(t: TiDBType, value: str) -> int:
-    if value in t.elements:
-        return t.elements.index(value) + 1
-    if value == "":
-        return 0  # MySQL's empty "error" member of an invalid ENUM value
-    raise ValueError(f"{value!r} is not a member of {t.sql()}")
-
-
-def _set_mask(t: TiDBType, value: str) -> int:
-    mask = 0
-    for member in value.split(",") if value else ():
-        if member not in t.elements:
-            raise ValueError(f"{member!r} is not a member of {t.sql()}")
-        mask |= 1 << t.elements.index(member)
-    return mask
 
 
 def project_value(t: TiDBType, value: Any, options: Mapping[str, Any] | None) -> Any:
@@ -62,11 +26,11 @@ def project_value(t: TiDBType, value: Any, options: Mapping[str, Any] | None) ->
         return None
     opts = parse_options(options)
     if t.base == "float":
-        return float(float32_shortest_text(float(value)))
+        return float32_as_read(float(value))
     if t.base == "enum" and not opts.content_compatible:
-        return _enum_index(t, value)
+        return enum_index(t, value)
     if t.base == "set" and not opts.content_compatible:
-        return _set_mask(t, value)
+        return set_bitmask(t, value)
     return value
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .malformed import Malformed
+from ..common import Malformed
 
 _MISSING = object()
 _UINT64_MAX = 2**64 - 1

@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..common import bool_option
+from ..compression import codec_option
+
 LARGE_MESSAGE_HANDLE_OPTIONS = ("none", "handle-key-only", "claim-check")
-COMPRESSIONS = ("none", "snappy", "lz4")
 
 
 @dataclass(frozen=True)
@@ -22,16 +24,6 @@ class CanalJSONOptions:
     large_message_handle_compression: str = "none"
 
 
-def _flag(options: Mapping[str, Any], name: str) -> bool:
-    value = options.get(name, False)
-    if isinstance(value, bool):
-        return value
-    # Sink URIs carry options as text ("?enable-tidb-extension=true"), so a manifest may too.
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ValueError(f"option {name!r} must be a boolean, got {value!r}")
-
-
 def _choice(options: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> str:
     value = options.get(name) or "none"
     if value not in allowed:
@@ -41,14 +33,14 @@ def _choice(options: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> 
 
 def parse_options(options: Mapping[str, Any] | None) -> CanalJSONOptions:
     options = options or {}
-    content_compatible = _flag(options, "content-compatible")
+    content_compatible = bool_option(options, "content-compatible", False)
     return CanalJSONOptions(
-        enable_tidb_extension=_flag(options, "enable-tidb-extension"),
+        enable_tidb_extension=bool_option(options, "enable-tidb-extension", False),
         content_compatible=content_compatible,
         # TiCDC pkg/sink/codec/common/config.go turns only-output-updated-columns on whenever
         # content-compatible is set, as official Canal's "old" carries changed columns only (spec 003).
-        only_output_updated_columns=content_compatible or _flag(options, "only-output-updated-columns"),
-        delete_only_output_handle_key_columns=_flag(options, "delete-only-output-handle-key-columns"),
+        only_output_updated_columns=content_compatible or bool_option(options, "only-output-updated-columns", False),
+        delete_only_output_handle_key_columns=bool_option(options, "delete-only-output-handle-key-columns", False),
         large_message_handle_option=_choice(options, "large-message-handle-option", LARGE_MESSAGE_HANDLE_OPTIONS),
-        large_message_handle_compression=_choice(options, "large-message-handle-compression", COMPRESSIONS),
+        large_message_handle_compression=codec_option(options),
     )

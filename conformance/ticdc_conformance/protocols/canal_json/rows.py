@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...events import DecodedRow
+from ..common import Malformed
 from .fields import is_sql_type_code, req_list_or_null, req_object, req_str
 from .java_type import expected_sql_type
-from .malformed import Malformed
 from .mysql_type import MySQLType, parse_mysql_type
 from .values import decode_value
 

@@ -22,7 +22,7 @@ import orjson
 
 from ticdc_generators.types import INTEGER_TYPES, TiDBType
 
-from .malformed import Malformed
+from ..common import Malformed
 from .mysql_type import MySQLType
 
 _SIGNED = re.compile(r"-?[0-9]+")

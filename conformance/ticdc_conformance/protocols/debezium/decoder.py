@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import orjson
 from ticdc_generators.kafka_record import KafkaRecord
 
-from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from .compression import decompress
-from .invalid import Invalid
+from ..common import Malformed, decode_errors, json_object
+from ..compression import decompress
 from .options import DebeziumOptions, parse_options
 from .schema import FieldSpec, envelope_field, parse_struct_fields
 from .values import decode_typed, decode_untyped
@@ -35,57 +33,44 @@ class DebeziumDecoder:
         self._opts: DebeziumOptions = parse_options(options)
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
-        try:
+        with decode_errors(record, unexpected="malformed message"):
             return self._decode(record)
-        except Invalid as exc:
-            raise DecodeError(record.topic, record.partition, record.offset, str(exc)) from None
-        except DecodeError:
-            raise
-        except Exception as exc:  # the contract: bad input only ever surfaces as DecodeError
-            raise DecodeError(record.topic, record.partition, record.offset,
-                              f"malformed message ({type(exc).__name__}: {exc})") from None
 
     # --- envelopes ---------------------------------------------------------------------
 
     def _envelope(self, data: Any, what: str) -> _Envelope:
         if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise Invalid(f"{what}: expected bytes, got {type(data).__name__}")
-        data = decompress(self._opts.compression, bytes(data))
-        try:
-            doc = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise Invalid(f"{what}: not JSON ({exc})") from None
-        if not isinstance(doc, dict):
-            raise Invalid(f"{what}: not a JSON object")
+            raise Malformed(f"{what}: expected bytes, got {type(data).__name__}")
+        doc = json_object(decompress(self._opts.compression, bytes(data)), what)
         payload = doc.get("payload")
         if not isinstance(payload, dict):
-            raise Invalid(f"{what}: 'payload' missing or not an object")
+            raise Malformed(f"{what}: 'payload' missing or not an object")
         schema = doc.get("schema")
         # Spec 000: debezium-disable-schema drops the schema from key and value alike.
         if self._opts.disable_schema:
             if schema is not None:
-                raise Invalid(f"{what}: carries a schema although debezium-disable-schema is on")
+                raise Malformed(f"{what}: carries a schema although debezium-disable-schema is on")
         elif not isinstance(schema, dict):
-            raise Invalid(f"{what}: 'schema' missing although debezium-disable-schema is off")
+            raise Malformed(f"{what}: 'schema' missing although debezium-disable-schema is off")
         return payload, schema
 
     def _decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         if record.value is None:
-            raise Invalid("record has no value (TiCDC sends no Debezium tombstones)")
+            raise Malformed("record has no value (TiCDC sends no Debezium tombstones)")
         payload, schema = self._envelope(record.value, "value")
         key = None if record.key is None else self._envelope(record.key, "key")
         op = payload.get("op")
         if op is None:
             if "ddl" in payload:
                 return [self._ddl(payload)]
-            raise Invalid("payload has neither 'op' nor 'ddl'")
+            raise Malformed("payload has neither 'op' nor 'ddl'")
         if not isinstance(op, str):
-            raise Invalid(f"'op' must be a string, got {type(op).__name__}")
+            raise Malformed(f"'op' must be a string, got {type(op).__name__}")
         if op == "m":
             return [DecodedWatermark(self._commit_ts(_source(payload), required=True))]
         if op in _ROW_OPS:
             return [self._row(op, payload, schema, key)]
-        raise Invalid(f"unknown op {op!r}")
+        raise Malformed(f"unknown op {op!r}")
 
     # --- pieces --------------------------------------------------------------------------
 
@@ -95,10 +80,10 @@ class DebeziumDecoder:
         if ts is None:
             # Real Debezium (the reference testdata) has no commit_ts; TiCDC always writes it.
             if required:
-                raise Invalid("source.commit_ts missing")
+                raise Malformed("source.commit_ts missing")
             return None
         if not isinstance(ts, int) or isinstance(ts, bool) or not 0 <= ts <= _U64_MAX:
-            raise Invalid(f"source.commit_ts must be a uint64, got {ts!r}")
+            raise Malformed(f"source.commit_ts must be a uint64, got {ts!r}")
         return ts
 
     def _row(self, op: str, payload: dict, schema: Optional[dict], key: Optional[_Envelope]) -> DecodedRow:
@@ -110,17 +95,17 @@ class DebeziumDecoder:
         # Debezium envelope rules (spec 000, payload.before/after): inserts have no before,
         # deletes no after; TiCDC omits an update's before only without output-old-value.
         if kind == "insert" and before_raw is not None:
-            raise Invalid(f"op {op!r} with a non-null 'before'")
+            raise Malformed(f"op {op!r} with a non-null 'before'")
         if kind == "delete" and after_raw is not None:
-            raise Invalid("op 'd' with a non-null 'after'")
+            raise Malformed("op 'd' with a non-null 'after'")
         if kind != "delete" and not isinstance(after_raw, dict):
-            raise Invalid(f"op {op!r} needs an 'after' object")
+            raise Malformed(f"op {op!r} needs an 'after' object")
         if kind == "delete" and not isinstance(before_raw, dict):
-            raise Invalid("op 'd' needs a 'before' object")
+            raise Malformed("op 'd' needs a 'before' object")
         if kind == "update" and before_raw is not None and not isinstance(before_raw, dict):
-            raise Invalid("'before' must be an object or null")
+            raise Malformed("'before' must be an object or null")
         if kind == "update" and before_raw is None and self._opts.output_old_value:
-            raise Invalid("op 'u' without 'before' although output-old-value is on")
+            raise Malformed("op 'u' without 'before' although output-old-value is on")
 
         before_specs = after_specs = None
         if schema is not None:
@@ -138,7 +123,7 @@ class DebeziumDecoder:
     def _row_specs(self, schema: dict, part: str) -> tuple[FieldSpec, ...]:
         descriptor = envelope_field(schema, part)
         if descriptor is None:
-            raise Invalid(f"schema declares no '{part}' although the payload has one")
+            raise Malformed(f"schema declares no '{part}' although the payload has one")
         return parse_struct_fields(descriptor, f"schema.{part}", self._opts.tidb_extension)
 
     def _values(self, raw: dict, specs: Optional[tuple[FieldSpec, ...]], where: str) -> dict[str, Any]:
@@ -149,17 +134,17 @@ class DebeziumDecoder:
             if spec.column in raw:
                 out[spec.column] = decode_typed(spec, raw[spec.column], self._opts, where)
             elif not spec.optional:
-                raise Invalid(f"{where}: non-optional column {spec.column!r} missing from the payload")
+                raise Malformed(f"{where}: non-optional column {spec.column!r} missing from the payload")
         extra = [name for name in raw if name not in out]
         if extra:
-            raise Invalid(f"{where}: column {extra[0]!r} is not in the schema")
+            raise Malformed(f"{where}: column {extra[0]!r} is not in the schema")
         return out
 
     def _key_columns(self, key: Optional[_Envelope]) -> tuple[str, ...]:
         # Spec 000, DML key: "The fields in the key only include primary key or unique index
         # columns"; TiCDC codec.go EncodeKey writes the handle key columns in table order.
         if key is None:
-            raise Invalid("row record without a key")
+            raise Malformed("row record without a key")
         payload, schema = key
         if schema is None:
             for name, v in payload.items():
@@ -168,7 +153,7 @@ class DebeziumDecoder:
         specs = parse_struct_fields(schema, "key schema", self._opts.tidb_extension)
         names = tuple(s.column for s in specs)
         if set(names) != set(payload):
-            raise Invalid(f"key payload columns {sorted(payload)} differ from its schema {sorted(names)}")
+            raise Malformed(f"key payload columns {sorted(payload)} differ from its schema {sorted(names)}")
         self._values(payload, specs, "key")
         return names
 
@@ -177,13 +162,13 @@ class DebeziumDecoder:
         db, table = _names(source, table_required=False)
         query = payload.get("ddl")
         if not isinstance(query, str):
-            raise Invalid("'ddl' must be a string")
+            raise Malformed("'ddl' must be a string")
         database = payload.get("databaseName")
         if database is not None and not isinstance(database, str):
-            raise Invalid("'databaseName' must be a string")
+            raise Malformed("'databaseName' must be a string")
         changes = payload.get("tableChanges")
         if not isinstance(changes, list):
-            raise Invalid("'tableChanges' must be an array")
+            raise Malformed("'tableChanges' must be an array")
         ddl_type, columns = "", ()
         for i, change in enumerate(changes):
             change_type, change_columns = _table_change(change, f"tableChanges[{i}]")
@@ -196,43 +181,43 @@ class DebeziumDecoder:
 def _source(payload: dict) -> dict:
     source = payload.get("source")
     if not isinstance(source, dict):
-        raise Invalid("payload.source missing or not an object")
+        raise Malformed("payload.source missing or not an object")
     return source
 
 
 def _names(source: dict, table_required: bool) -> tuple[str, str]:
     db, table = source.get("db"), source.get("table")
     if not isinstance(db, str):
-        raise Invalid("source.db must be a string")
+        raise Malformed("source.db must be a string")
     if table is None and not table_required:
         table = ""
     if not isinstance(table, str) or (table_required and not table):
-        raise Invalid("source.table must be a non-empty string")
+        raise Malformed("source.table must be a non-empty string")
     return db, table
 
 
 def _table_change(change: Any, where: str) -> tuple[str, tuple[str, ...]]:
     """(type, column names by position) of one Debezium schema.Change."""
     if not isinstance(change, dict):
-        raise Invalid(f"{where} must be an object")
+        raise Malformed(f"{where} must be an object")
     change_type = change.get("type")
     if change_type not in ("CREATE", "ALTER", "DROP"):
-        raise Invalid(f"{where}.type must be CREATE, ALTER or DROP, got {change_type!r}")
+        raise Malformed(f"{where}.type must be CREATE, ALTER or DROP, got {change_type!r}")
     if not isinstance(change.get("id"), str):
-        raise Invalid(f"{where}.id must be a string")
+        raise Malformed(f"{where}.id must be a string")
     table = change.get("table")
     if table is None:  # TiCDC codec.go: DROP TABLE carries no table
         return change_type, ()
     if not isinstance(table, dict) or not isinstance(table.get("columns"), list):
-        raise Invalid(f"{where}.table must be an object with a 'columns' array")
+        raise Malformed(f"{where}.table must be an object with a 'columns' array")
     placed: dict[int, str] = {}
     for j, col in enumerate(table["columns"]):
         if not isinstance(col, dict):
-            raise Invalid(f"{where}.table.columns[{j}] must be an object")
+            raise Malformed(f"{where}.table.columns[{j}] must be an object")
         name, pos = col.get("name"), col.get("position")
         if not isinstance(name, str) or not isinstance(pos, int) or isinstance(pos, bool):
-            raise Invalid(f"{where}.table.columns[{j}] needs a string 'name' and an integer 'position'")
+            raise Malformed(f"{where}.table.columns[{j}] needs a string 'name' and an integer 'position'")
         if pos in placed:
-            raise Invalid(f"{where}.table.columns: position {pos} used twice")
+            raise Malformed(f"{where}.table.columns: position {pos} used twice")
         placed[pos] = name
     return change_type, tuple(placed[p] for p in sorted(placed))

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ticdc_generators.types import TiDBType
 
-from .invalid import Invalid
+from ..common import Malformed
 from .options import parse_options
 from .values import decode_value
 from .wire import spec_or_none, wire_value
@@ -25,7 +25,7 @@ def project_value(t: TiDBType, value: Any, options: Optional[dict] = None) -> An
     opts = parse_options(options)
     try:
         return decode_value(spec_or_none(t, opts), wire_value(t, value, opts), opts, "projection")
-    except Invalid as exc:
+    except Malformed as exc:
         # Only a value TiDB cannot hold gets here (e.g. a TIME beyond 838:59:59).
         raise ValueError(f"{t.sql()} value {value!r} cannot be encoded: {exc}") from None
 

@@ -12,8 +12,8 @@ from datetime import tzinfo
 from typing import Any, Mapping, Optional
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-# TiCDC pkg/compression/compress.go knows exactly these codecs.
-COMPRESSIONS = ("none", "snappy", "lz4")
+from ..common import bool_option
+from ..compression import codec_option
 
 
 @dataclass(frozen=True)
@@ -24,18 +24,6 @@ class DebeziumOptions:
     time_zone_name: str
     time_zone: tzinfo
     compression: str
-
-
-def _flag(options: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = options.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    # Sink URIs carry options as text; accept that spelling too.
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ValueError(f"option {key!r} must be a boolean, got {value!r}")
 
 
 def _zone(name: Any) -> tuple[str, tzinfo]:
@@ -54,15 +42,12 @@ def _zone(name: Any) -> tuple[str, tzinfo]:
 
 def parse_options(options: Optional[Mapping[str, Any]]) -> DebeziumOptions:
     options = options or {}
-    compression = options.get("large-message-handle-compression") or "none"
-    if compression not in COMPRESSIONS:
-        raise ValueError(f"unknown large-message-handle-compression {compression!r}; "
-                         f"expected one of {', '.join(COMPRESSIONS)}")
+    compression = codec_option(options)
     zone_name, zone = _zone(options.get("time-zone"))
     return DebeziumOptions(
-        disable_schema=_flag(options, "debezium-disable-schema", False),
-        tidb_extension=_flag(options, "enable-tidb-extension", False),
-        output_old_value=_flag(options, "output-old-value", True),
+        disable_schema=bool_option(options, "debezium-disable-schema", False),
+        tidb_extension=bool_option(options, "enable-tidb-extension", False),
+        output_old_value=bool_option(options, "output-old-value", True),
         time_zone_name=zone_name,
         time_zone=zone,
         compression=compression,

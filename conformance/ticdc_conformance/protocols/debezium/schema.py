@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .invalid import Invalid
+from ..common import Malformed
 
 # Kafka Connect's JSON converter spells FLOAT32/FLOAT64 as "float"/"double" (the real Debezium
 # output in the reference testdata does); these are the primitive types a column can have.
@@ -46,41 +46,41 @@ class FieldSpec:
 
 def parse_field(obj: Any, where: str, want_tidb_type: bool) -> FieldSpec:
     if not isinstance(obj, dict):
-        raise Invalid(f"{where}: a field descriptor must be an object")
+        raise Malformed(f"{where}: a field descriptor must be an object")
     column = obj.get("field")
     if not isinstance(column, str):
-        raise Invalid(f"{where}: field descriptor without a string 'field'")
+        raise Malformed(f"{where}: field descriptor without a string 'field'")
     where = f"{where}.{column}"
     ftype = obj.get("type")
     if ftype not in PRIMITIVE_TYPES:
-        raise Invalid(f"{where}: unsupported column type {ftype!r}")
+        raise Malformed(f"{where}: unsupported column type {ftype!r}")
     optional = obj.get("optional", False)
     if not isinstance(optional, bool):
-        raise Invalid(f"{where}: 'optional' must be a boolean")
+        raise Malformed(f"{where}: 'optional' must be a boolean")
     name = obj.get("name")
     if name is not None and not isinstance(name, str):
-        raise Invalid(f"{where}: 'name' must be a string")
+        raise Malformed(f"{where}: 'name' must be a string")
     # Names Debezium does not define for MySQL columns are ignored: the value is then taken
     # by its primitive type, as a generic Kafka Connect consumer would.
     semantic = name if name in SEMANTIC_TYPES else None
     if semantic is not None and SEMANTIC_TYPES[semantic] != ftype:
-        raise Invalid(f"{where}: {semantic} must have type {SEMANTIC_TYPES[semantic]}, not {ftype}")
+        raise Malformed(f"{where}: {semantic} must have type {SEMANTIC_TYPES[semantic]}, not {ftype}")
     bits = None
     if semantic == "io.debezium.data.Bits":
         params = obj.get("parameters")
         length = params.get("length") if isinstance(params, dict) else None
         if length is not None:
             if not isinstance(length, str) or not length.isdigit() or not 1 <= int(length) <= 64:
-                raise Invalid(f"{where}: Bits parameters.length must be \"1\"..\"64\", got {length!r}")
+                raise Malformed(f"{where}: Bits parameters.length must be \"1\"..\"64\", got {length!r}")
             bits = int(length)
     tidb_type = obj.get("tidb_type")
     if tidb_type is None:
         if want_tidb_type:
             # TiCDC codec.go writes tidb_type first in every column descriptor when the
             # extension is on.
-            raise Invalid(f"{where}: 'tidb_type' missing although enable-tidb-extension is on")
+            raise Malformed(f"{where}: 'tidb_type' missing although enable-tidb-extension is on")
     elif not isinstance(tidb_type, str):
-        raise Invalid(f"{where}: 'tidb_type' must be a string")
+        raise Malformed(f"{where}: 'tidb_type' must be a string")
     else:
         tidb_type = tidb_type.strip().lower()
     return FieldSpec(column, ftype, semantic, optional, bits, tidb_type if want_tidb_type else None)
@@ -89,16 +89,16 @@ def parse_field(obj: Any, where: str, want_tidb_type: bool) -> FieldSpec:
 def parse_struct_fields(struct: Any, where: str, want_tidb_type: bool) -> tuple[FieldSpec, ...]:
     """The column descriptors of a `before`/`after` (or key) struct schema."""
     if not isinstance(struct, dict):
-        raise Invalid(f"{where}: schema must be an object")
+        raise Malformed(f"{where}: schema must be an object")
     if struct.get("type") != "struct":
-        raise Invalid(f"{where}: schema type must be 'struct'")
+        raise Malformed(f"{where}: schema type must be 'struct'")
     fields = struct.get("fields")
     if not isinstance(fields, list):
-        raise Invalid(f"{where}: schema 'fields' must be an array")
+        raise Malformed(f"{where}: schema 'fields' must be an array")
     specs = tuple(parse_field(f, where, want_tidb_type) for f in fields)
     names = [s.column for s in specs]
     if len(set(names)) != len(names):
-        raise Invalid(f"{where}: duplicate column in schema")
+        raise Malformed(f"{where}: duplicate column in schema")
     return specs
 
 
@@ -106,7 +106,7 @@ def envelope_field(schema: dict, name: str) -> Optional[dict]:
     """The envelope schema's descriptor of payload field `name` (e.g. "before"), if declared."""
     fields = schema.get("fields")
     if not isinstance(fields, list):
-        raise Invalid("schema 'fields' must be an array")
+        raise Malformed("schema 'fields' must be an array")
     for f in fields:
         if isinstance(f, dict) and f.get("field") == name:
             return f

@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Optional
 
-from .invalid import Invalid
+from ..common import Malformed
 
 _EPOCH_DATE = date(1970, 1, 1)
 _EPOCH = datetime(1970, 1, 1)
@@ -54,7 +54,7 @@ def days_to_text(days: int) -> str:
     try:
         return render_date(_EPOCH_DATE + timedelta(days=days))
     except OverflowError:
-        raise Invalid(f"Date value {days} days is outside the years 0001-9999") from None
+        raise Malformed(f"Date value {days} days is outside the years 0001-9999") from None
 
 
 def epoch_to_text(value: int, unit_micros: int, digits: int) -> str:
@@ -66,13 +66,13 @@ def epoch_to_text(value: int, unit_micros: int, digits: int) -> str:
     try:
         return render_datetime(_EPOCH + timedelta(microseconds=value * unit_micros), digits)
     except OverflowError:
-        raise Invalid(f"timestamp value {value} is outside the years 0001-9999") from None
+        raise Malformed(f"timestamp value {value} is outside the years 0001-9999") from None
 
 
 def micros_to_time_text(value: int) -> str:
     """io.debezium.time.MicroTime: a signed duration in microseconds, printed like TiDB's TIME(6)."""
     if abs(value) > _MAX_TIME_MICROS:
-        raise Invalid(f"MicroTime value {value} is outside TiDB's TIME range")
+        raise Malformed(f"MicroTime value {value} is outside TiDB's TIME range")
     sign = "-" if value < 0 else ""
     rest = abs(value)
     seconds, micros = divmod(rest, 1_000_000)
@@ -89,7 +89,7 @@ def zoned_to_text(text: str, zone: tzinfo) -> str:
     """
     m = _ZONED_RE.fullmatch(text)
     if m is None:
-        raise Invalid(f"ZonedTimestamp {text!r} is not YYYY-MM-DDTHH:MM:SS[.ffffff]Z")
+        raise Malformed(f"ZonedTimestamp {text!r} is not YYYY-MM-DDTHH:MM:SS[.ffffff]Z")
     y, mo, d, h, mi, s, frac, offset = m.groups()
     if offset == "Z":
         zone_of_text = timezone.utc
@@ -101,7 +101,7 @@ def zoned_to_text(text: str, zone: tzinfo) -> str:
                            tzinfo=zone_of_text)
         local = instant.astimezone(zone)
     except (ValueError, OverflowError):
-        raise Invalid(f"ZonedTimestamp {text!r} is not a valid instant") from None
+        raise Malformed(f"ZonedTimestamp {text!r} is not a valid instant") from None
     return render_datetime(local, len(frac or ""))
 
 

@@ -14,8 +14,8 @@ from typing import Any, Optional
 
 import orjson
 
+from ..common import Malformed
 from . import temporal
-from .invalid import Invalid
 from .options import DebeziumOptions
 from .schema import FieldSpec
 
@@ -38,11 +38,11 @@ def _is_int(v: Any) -> bool:
 
 def _b64(text: Any, where: str) -> bytes:
     if not isinstance(text, str):
-        raise Invalid(f"{where}: expected a base64 string, got {type(text).__name__}")
+        raise Malformed(f"{where}: expected a base64 string, got {type(text).__name__}")
     try:
         return base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise Invalid(f"{where}: invalid base64") from None
+        raise Malformed(f"{where}: invalid base64") from None
 
 
 def decode_untyped(raw: Any, where: str) -> Any:
@@ -52,26 +52,26 @@ def decode_untyped(raw: Any, where: str) -> Any:
     if isinstance(raw, bool):
         # TiCDC codec.go (TypeBit): BIT(1) is a JSON boolean; nothing else is.
         return int(raw)
-    raise Invalid(f"{where}: a column value must be a scalar, got {type(raw).__name__}")
+    raise Malformed(f"{where}: a column value must be a scalar, got {type(raw).__name__}")
 
 
 def decode_typed(spec: FieldSpec, raw: Any, opts: DebeziumOptions, where: str) -> Any:
     where = f"{where}.{spec.column}"
     if raw is None:
         if not spec.optional:
-            raise Invalid(f"{where}: null in a non-optional column")
+            raise Malformed(f"{where}: null in a non-optional column")
         return None
     t = spec.type
     if t in _INT_RANGES:
         return _decode_int(spec, raw, where)
     if t in ("float", "double"):
         if not isinstance(raw, (int, float)) or isinstance(raw, bool):
-            raise Invalid(f"{where}: expected a number for {t}, got {type(raw).__name__}")
+            raise Malformed(f"{where}: expected a number for {t}, got {type(raw).__name__}")
         # Go's encoder prints integral floats without a fraction ("5"), which parses as an int.
         return float(raw)
     if t == "boolean":
         if not isinstance(raw, bool):
-            raise Invalid(f"{where}: expected a boolean, got {type(raw).__name__}")
+            raise Malformed(f"{where}: expected a boolean, got {type(raw).__name__}")
         return int(raw)  # BIT(1) (TiCDC codec.go, TypeBit n == 1)
     if t == "bytes":
         data = _b64(raw, where)
@@ -80,14 +80,14 @@ def decode_typed(spec: FieldSpec, raw: Any, opts: DebeziumOptions, where: str) -
         return base64.b64encode(data).decode("ascii")
     # t == "string"
     if not isinstance(raw, str):
-        raise Invalid(f"{where}: expected a string, got {type(raw).__name__}")
+        raise Malformed(f"{where}: expected a string, got {type(raw).__name__}")
     if spec.semantic == "io.debezium.time.ZonedTimestamp":
         return temporal.zoned_to_text(raw, opts.time_zone)
     if spec.semantic == "io.debezium.data.Json":
         try:
             orjson.loads(raw)
         except orjson.JSONDecodeError:
-            raise Invalid(f"{where}: Json column holds no JSON document") from None
+            raise Malformed(f"{where}: Json column holds no JSON document") from None
         return raw
     if spec.tidb_type in BINARY_TIDB_TYPES:
         # Re-encoding normalises the rare non-canonical padding bits to the canonical base64.
@@ -97,10 +97,10 @@ def decode_typed(spec: FieldSpec, raw: Any, opts: DebeziumOptions, where: str) -
 
 def _decode_int(spec: FieldSpec, raw: Any, where: str) -> Any:
     if not _is_int(raw):
-        raise Invalid(f"{where}: expected an integer for {spec.type}, got {type(raw).__name__}")
+        raise Malformed(f"{where}: expected an integer for {spec.type}, got {type(raw).__name__}")
     lo, hi = _INT_RANGES[spec.type]
     if not lo <= raw <= hi:
-        raise Invalid(f"{where}: {raw} does not fit {spec.type}")
+        raise Malformed(f"{where}: {raw} does not fit {spec.type}")
     sem = spec.semantic
     if sem == "io.debezium.time.Date":
         return temporal.days_to_text(raw)
@@ -121,12 +121,12 @@ def _decode_bits(spec: FieldSpec, data: bytes, where: str) -> int:
     # Debezium: "The byte[] contains the bits in little-endian form and is sized to contain the
     # specified number of bits" (quoted in TiCDC codec.go, TypeBit).
     if spec.bits is not None and len(data) != (spec.bits + 7) // 8:
-        raise Invalid(f"{where}: BIT({spec.bits}) needs {(spec.bits + 7) // 8} bytes, got {len(data)}")
+        raise Malformed(f"{where}: BIT({spec.bits}) needs {(spec.bits + 7) // 8} bytes, got {len(data)}")
     if len(data) > 8:
-        raise Invalid(f"{where}: BIT value longer than 64 bits")
+        raise Malformed(f"{where}: BIT value longer than 64 bits")
     value = int.from_bytes(data, "little")
     if spec.bits is not None and value >> spec.bits:
-        raise Invalid(f"{where}: value {value} does not fit BIT({spec.bits})")
+        raise Malformed(f"{where}: value {value} does not fit BIT({spec.bits})")
     return value
 
 

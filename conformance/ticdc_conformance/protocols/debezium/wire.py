@@ -10,9 +10,9 @@ from __future__ import annotations
 import base64
 from typing import Any, Optional
 
-import numpy as np
 from ticdc_generators.types import TiDBType
 
+from ..floats import float32_as_read
 from . import temporal
 from .options import DebeziumOptions
 from .schema import FieldSpec
@@ -77,7 +77,7 @@ def go_json_float(value: float, bits: int) -> Any:
     WriteFloat32/WriteFloat64: strconv 'f' format, -1 precision, 'e' from 1e21 up): integral
     values come out without a fraction and parse as integers."""
     if bits == 32:
-        value = float(str(np.float32(value)))  # shortest digits that identify the float32
+        value = float32_as_read(value)
     if value == 0 or (1e-6 <= abs(value) < 1e21 and value.is_integer()):
         return int(value)
     return value

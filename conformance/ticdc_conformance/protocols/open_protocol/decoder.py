@@ -4,15 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-import orjson
-
 from ticdc_generators.kafka_record import KafkaRecord
 
-from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from .compression import CODECS, decompress
+from ..common import Malformed, bool_option, decode_errors, json_object
+from ..compression import codec_option, decompress
 from .framing import KIND_DDL, KIND_RESOLVED, KIND_ROW, RawEvent, read_events
-from .malformed import Malformed
 from .values import decode_columns
 
 
@@ -26,13 +23,9 @@ class OpenProtocolOptions:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> "OpenProtocolOptions":
-        codec = options.get("large-message-handle-compression") or "none"
-        if codec not in CODECS:
-            raise ValueError(
-                f"large-message-handle-compression {codec!r} is not one of {', '.join(CODECS)}")
         return cls(
-            output_old_value=_bool_option(options, "output-old-value", True),
-            large_message_handle_compression=codec,
+            output_old_value=bool_option(options, "output-old-value", True),
+            large_message_handle_compression=codec_option(options),
         )
 
 
@@ -44,13 +37,8 @@ class OpenProtocolDecoder:
         self.options = options
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
-        try:
+        with decode_errors(record, unexpected="unreadable message"):
             return [self._event(i, raw) for i, raw in enumerate(read_events(record.key, record.value))]
-        except Malformed as e:
-            raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
-        except Exception as e:  # noqa: BLE001 - the contract: bad input yields DecodeError only
-            raise DecodeError(record.topic, record.partition, record.offset,
-                              f"unreadable message ({type(e).__name__}: {e})") from e
 
     def _event(self, index: int, raw: RawEvent) -> DecodedEvent:
         try:
@@ -111,14 +99,7 @@ class OpenProtocolDecoder:
     def _value_object(self, raw: RawEvent, what: str) -> dict[str, Any]:
         if raw.value is None:
             raise Malformed(f"{what} event has no value frame")
-        data = decompress(self.options.large_message_handle_compression, raw.value)
-        try:
-            obj = orjson.loads(data)
-        except orjson.JSONDecodeError as e:
-            raise Malformed(f"{what} value is not JSON ({e})") from None
-        if not isinstance(obj, dict):
-            raise Malformed(f"{what} value is a JSON {type(obj).__name__}, not an object")
-        return obj
+        return json_object(decompress(self.options.large_message_handle_compression, raw.value), f"{what} value")
 
 
 def _section(value: dict[str, Any], name: str, may_be_empty: bool = False) -> tuple[dict[str, Any], list[str]]:
@@ -141,16 +122,6 @@ def _merge_old(old: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     for name, v in old.items():
         merged.setdefault(name, v)
     return merged
-
-
-def _bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
-    v = options.get(name, default)
-    if isinstance(v, bool):
-        return v
-    # Sink-URI parameters arrive as text.
-    if isinstance(v, str) and v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    raise ValueError(f"option {name} must be a boolean, got {v!r}")
 
 
 def new_decoder(options: Optional[Mapping[str, Any]] = None) -> OpenProtocolDecoder:

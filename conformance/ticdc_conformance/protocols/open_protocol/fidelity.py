@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
-
 from ticdc_generators.types import TiDBType
+
+from ..enum_set import enum_index, set_bitmask
+from ..floats import float32_as_read
 
 _EXACT_WHY = {
     "integer": "spec 002 type codes 1/2/3/8/9: the integer is a JSON number, exact up to 2**64-1",
@@ -46,34 +47,6 @@ def project_value(t: TiDBType, value: Any, options: Mapping[str, Any]) -> Any:
     if t.base == "set":
         return set_bitmask(t, value)
     return value
-
-
-def float32_as_read(value: float) -> float:
-    """The double a JSON reader gets from a FLOAT column: TiDB stores a float32, and TiCDC prints
-    it with the fewest digits that identify that float32 (json-iterator WriteFloat32, Go
-    strconv.AppendFloat(.., -1, 32)); numpy's unique formatting picks the same digits."""
-    return float(np.format_float_scientific(np.float32(value), unique=True))
-
-
-def enum_index(t: TiDBType, name: str) -> int:
-    # TiDB numbers members from 1; index 0 is the empty "invalid value" entered in non-strict mode.
-    if name in t.elements:
-        return t.elements.index(name) + 1
-    if name == "":
-        return 0
-    raise ValueError(f"{name!r} is not a member of {t.sql()}")
-
-
-def set_bitmask(t: TiDBType, names: str) -> int:
-    # A SET value is its members joined by "," (MySQL forbids "," inside a member); member i is bit i.
-    if names == "":
-        return 0
-    mask = 0
-    for name in names.split(","):
-        if name not in t.elements:
-            raise ValueError(f"{name!r} is not a member of {t.sql()}")
-        mask |= 1 << t.elements.index(name)
-    return mask
 
 
 def _family(t: TiDBType) -> str:

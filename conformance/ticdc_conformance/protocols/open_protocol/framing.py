@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-import orjson
-
-from .malformed import Malformed
+from ..common import Malformed, json_object
 
 PROTOCOL_VERSION = 1  # spec 002, Message format: "The version of the current protocol is 1."
 _WORD = 8  # version and lengths are big-endian int64
@@ -67,12 +65,7 @@ def split_frames(buf: bytes, what: str) -> list[bytes]:
 
 def parse_key(frame: bytes) -> dict[str, Any]:
     """An event key (spec 002, Event format: "ts" and "t" always, "scm"/"tbl" for rows and DDL)."""
-    try:
-        obj = orjson.loads(frame)
-    except orjson.JSONDecodeError as e:
-        raise Malformed(f"key is not JSON ({e})") from None
-    if not isinstance(obj, dict):
-        raise Malformed(f"key is a JSON {type(obj).__name__}, not an object")
+    obj = json_object(frame, "key")
     kind = obj.get("t")
     if not _is_int(kind) or kind not in _KINDS:
         raise Malformed(f'key "t" is {kind!r}, not one of the event types 1 (row), 2 (DDL), 3 (resolved)')

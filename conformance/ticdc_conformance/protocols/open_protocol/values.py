@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import orjson
 
+from ..common import Malformed
 from .goquote import go_unquote
-from .malformed import Malformed
 
 # spec 002, Column type code (TiDB's mysql.Type* byte values).
 TINYINT, SMALLINT, INT, FLOAT, DOUBLE, NULL, TIMESTAMP, BIGINT, MEDIUMINT = 1, 2, 3, 4, 5, 6, 7, 8, 9

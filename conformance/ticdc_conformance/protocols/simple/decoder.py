@@ -14,7 +14,8 @@ from ticdc_generators.kafka_record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from .fields import Malformed
+from ..common import Malformed, decode_errors
+from ..compression import codec_option, decompress
 from .message import BootstrapMessage, DDLMessage, DMLMessage, WatermarkMessage
 from .table import TableInfo
 from .timestamps import load_zone
@@ -27,17 +28,14 @@ from .wire_json import parse_json
 # BOOTSTRAP), so a stream still without the schema after that many is not one a consumer can recover.
 MAX_HELD = 10000
 
-_COMPRESSION_NONE = ("", "none")
-
 
 class SimpleDecoder:
     def __init__(self, options: dict, max_held: int = MAX_HELD) -> None:
         fmt = options.get("encoding-format", "json")
         if fmt not in ("json", "avro"):
             raise ValueError(f"unknown encoding-format {fmt!r}; expected json or avro")
-        compression = options.get("large-message-handle-compression") or "none"
-        if compression not in _COMPRESSION_NONE:
-            raise ValueError(f"large-message-handle-compression={compression!r} is not supported by this decoder")
+        # TiCDC's Simple encoder compresses every value with large-message-handle-compression.
+        self._compression = codec_option(options)
         self._parse: Callable[[bytes], Any] = parse_avro if fmt == "avro" else parse_json
         self._value: Callable[..., Any] = from_avro if fmt == "avro" else from_json
         self._time_zone = options.get("time-zone") or "UTC"
@@ -54,10 +52,11 @@ class SimpleDecoder:
         return len(self._held)
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
-        try:
+        # No catch-all (unexpected=None): Simple's fuzz tests are there to see any other exception.
+        with decode_errors(record, unexpected=None):
             if record.value is None:
                 raise Malformed("record has no value (Simple messages always have one)")
-            message = self._parse(record.value)
+            message = self._parse(decompress(self._compression, record.value))
             if isinstance(message, WatermarkMessage):
                 return [DecodedWatermark(message.commit_ts)]
             if isinstance(message, BootstrapMessage):
@@ -72,8 +71,6 @@ class SimpleDecoder:
                 self._hold(record, message)
                 return []
             return [self._row(message, table)]
-        except Malformed as e:
-            raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
 
     def _remember(self, table: Optional[TableInfo]) -> None:
         # TiCDC's memoryTableInfoProvider.Write skips nameless tables (schema-level DDLs) and keeps the

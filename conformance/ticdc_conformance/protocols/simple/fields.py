@@ -8,15 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..common import Malformed
+
 MAX_U64 = 2**64 - 1
-
-
-class Malformed(Exception):
-    """A record that is not a valid Simple message; the decoder adds the record's coordinates."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def _get(obj: dict, key: str, where: str, optional: bool) -> Any:

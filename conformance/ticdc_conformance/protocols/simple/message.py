@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .fields import Malformed
+from ..common import Malformed
 from .table import TableInfo
 
 # spec 004, "Message types".

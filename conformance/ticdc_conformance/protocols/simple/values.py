@@ -13,7 +13,7 @@ import re
 import struct
 from typing import Any, Callable
 
-from .fields import Malformed
+from ..common import Malformed
 from .table import ColumnInfo
 from .timestamps import render_timestamp
 

@@ -12,7 +12,8 @@ import struct
 from fastavro import schemaless_reader
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 
-from .fields import Malformed, get_bool, get_dict, get_int, get_str
+from ..common import Malformed
+from .fields import get_bool, get_dict, get_int, get_str
 from .message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage, row_maps
 from .table import table_from_wire
 

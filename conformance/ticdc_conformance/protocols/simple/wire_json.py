@@ -1,20 +1,14 @@
 """Simple JSON messages (spec 004, "Message format"; field names per TiCDC pkg/sink/codec/simple/message.go)."""
 from __future__ import annotations
 
-import orjson
-
-from .fields import MAX_U64, Malformed, get_bool, get_dict, get_int, get_str
+from ..common import Malformed, json_object
+from .fields import MAX_U64, get_bool, get_dict, get_int, get_str
 from .message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage, row_maps
 from .table import table_from_wire
 
 
 def parse_json(value: bytes) -> Message:
-    try:
-        obj = orjson.loads(value)
-    except orjson.JSONDecodeError as e:
-        raise Malformed(f"not JSON: {e}") from None
-    if not isinstance(obj, dict):
-        raise Malformed(f"a Simple message is a JSON object, got {type(obj).__name__}")
+    obj = json_object(value, "message")
     version = get_int(obj, "version", "message")
     if version != 1:
         raise Malformed(f"unsupported Simple protocol version {version} (spec 004: currently 1)")

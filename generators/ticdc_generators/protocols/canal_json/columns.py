@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...types import TiDBType
-from .gotext import format_float32, format_float64
+from ..enum_set import enum_index, set_bits
+from ..golang.floats import format_float32, format_float64
 
 # java.sql.Types codes, spec 003 (Canal-JSON), "Java SQL Type Code" table.
 BIT = -7
@@ -148,28 +149,6 @@ def mysql_type(t: TiDBType, full: bool) -> str:
 # --- values ---------------------------------------------------------------------------------
 
 
-def _enum_index(t: TiDBType, value: str) -> int:
-    # TiDB stores the 1-based member position; the empty "error" value of non-strict mode is 0.
-    try:
-        return t.elements.index(value) + 1
-    except ValueError:
-        if value == "":
-            return 0
-        raise ValueError(f"{value!r} is not a member of {t.sql()}") from None
-
-
-def _set_bits(t: TiDBType, value: str) -> int:
-    bits = 0
-    if value == "":
-        return bits
-    for member in value.split(","):
-        try:
-            bits |= 1 << t.elements.index(member)
-        except ValueError:
-            raise ValueError(f"{member!r} is not a member of {t.sql()}") from None
-    return bits
-
-
 def render_value(t: TiDBType, value: Any) -> Optional[str]:
     """The string TiCDC puts in `data`/`old` for a canonical value; None stands for JSON null."""
     if value is None:
@@ -186,9 +165,9 @@ def render_value(t: TiDBType, value: Any) -> Optional[str]:
     if base == "double":
         return format_float64(value)
     if base == "enum":
-        return str(_enum_index(t, value))
+        return str(enum_index(t, value))
     if base == "set":
-        return str(_set_bits(t, value))
+        return str(set_bits(t, value))
     # DECIMAL, temporal types and JSON are already TiDB's own print in the canonical form;
     # text is sent as its UTF-8 string.
     return str(value)

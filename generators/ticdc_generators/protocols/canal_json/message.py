@@ -20,9 +20,9 @@ from typing import Any, Optional
 from ... import tso
 from ...model import DDL, Op, RowChange
 from ...sink.config import SinkConfig
+from ..golang import json_text
 from .columns import java_type, mysql_type, render_value
 from .ddl_types import canal_ddl_type
-from .gotext import quote
 from .keys import handle_key_columns, pk_names
 
 WATERMARK_TYPE = "TIDB_WATERMARK"
@@ -56,17 +56,19 @@ class CanalJSONOptions:
         )
 
 
+def quote(s: str) -> str:
+    """s as a JSON string, escaped as TiCDC's easyjson (DML) and goccy/go-json (DDL, WATERMARK) writers do."""
+    return json_text.quote(s, json_text.EASYJSON)
+
+
 def _string_list(names: list[str]) -> str:
     return "[" + ",".join(quote(n) for n in names) + "]"
 
 
 def _row_object(names: list[str], values: dict[str, Optional[str]]) -> str:
     """One row as TiCDC's fillColumns writes it: a one-element array of a column→string object."""
-    parts = []
-    for name in names:
-        v = values[name]
-        parts.append(quote(name) + ":" + ("null" if v is None else quote(v)))
-    return "[{" + ",".join(parts) + "}]"
+    fields = ((name, "null" if values[name] is None else quote(values[name])) for name in names)
+    return "[" + json_text.obj(fields, json_text.EASYJSON) + "]"
 
 
 def dml_value(change: RowChange, commit_ts: int, opts: CanalJSONOptions) -> bytes:
@@ -95,15 +97,15 @@ def dml_value(change: RowChange, commit_ts: int, opts: CanalJSONOptions) -> byte
         ',"sqlType":',
     ]
     if sent:
-        out.append("{" + ",".join(quote(c.name) + ":" + str(java_type(c.type, row.get(c.name))) for c in sent) + "}")
+        out.append(json_text.obj(((c.name, str(java_type(c.type, row.get(c.name)))) for c in sent), json_text.EASYJSON))
     else:
         out.append("null")
     out.append(',"mysqlType":')
     if sent:
         # TiCDC fills a Go map here, so its key order is random per message; table order keeps
         # the output deterministic and is one of the orders TiCDC can produce.
-        out.append("{" + ",".join(quote(c.name) + ":" + quote(mysql_type(c.type, opts.content_compatible))
-                                  for c in sent) + "}")
+        out.append(json_text.obj(((c.name, quote(mysql_type(c.type, opts.content_compatible))) for c in sent),
+                                 json_text.EASYJSON))
     else:
         out.append("{}" if opts.tiflow else "null")
 

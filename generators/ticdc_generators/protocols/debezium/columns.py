@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from ...model import Column, TableSchema
-from .jsonw import go_float_text
+from ..golang.floats import format_float32, format_float64
 from .temporal import timestamp_default_in_utc
 
 # TiDB's type code for each base type (mysql.Type*), named after the Go constants.
@@ -81,9 +81,9 @@ def _tidb_default(col: Column, tz: str) -> DefaultValue:
     if t.is_binary:
         return bytes(v)
     if t.base == "float":
-        return go_float_text(float(v), 32)
+        return format_float32(float(v))
     if t.base == "double":
-        return go_float_text(float(v), 64)
+        return format_float64(float(v))
     if t.base == "timestamp":
         # TiDB stores a TIMESTAMP default converted from the session time zone to UTC.
         return timestamp_default_in_utc(str(v), tz)

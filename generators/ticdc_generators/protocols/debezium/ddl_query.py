@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .jsonw import go_float_g
+from ..golang.floats import format_float_g
 
 _TOKEN = re.compile(
     r"""\s+|/\*.*?\*/|(?:--\s|\#)[^\n]*
@@ -131,7 +131,7 @@ def _literal_default(toks: list[Tok], i: int) -> Optional[str]:
             return str(int(t.text))
         if re.search(r"[eE]", t.text):
             # A float literal: extractValue prints the float64 with Go's %v.
-            return go_float_g(float(t.text))
+            return format_float_g(float(t.text))
         return t.text  # a decimal literal keeps its digits
     if t.kw("NULL"):
         return "<nil>"

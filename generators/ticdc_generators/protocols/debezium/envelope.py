@@ -11,12 +11,19 @@ from typing import Any, Optional
 
 from ...model import Op, RowChange
 from ...tso import physical_ms
+from ..golang import json_text
+from ..golang.json_text import Raw
 from .columns import TableView, sanitize_name, schema_topic_name
 from .field_schema import field_schema
-from .jsonw import Raw, dumps
 from .values import ValueOptions, render
 
 CONNECTOR_VERSION = "2.4.0.Final"
+
+
+def dumps(v: Any) -> bytes:
+    """JSON bytes as TiCDC's Debezium codec writes them: its streaming writer over json-iterator
+    with EscapeHTML off (TiCDC pkg/util/json_writer.go), whose escapes and float forms orjson lacks."""
+    return json_text.dumps(v, json_text.JSONITER)
 
 
 @dataclass(frozen=True)

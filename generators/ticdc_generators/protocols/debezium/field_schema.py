@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..golang.json_text import B64
 from .columns import ColumnView
-from .jsonw import B64
 from .temporal import (
     MIN_TIMESTAMP, TemporalError, date_days, datetime_epoch, format_zoned, is_go_valid,
     parse_datetime, time_to_micros,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..golang.json_text import B64, F32
 from .columns import ColumnView, INT_CODES, STRING_CODES
-from .jsonw import B64, F32
 from .temporal import (
     TemporalError, date_days, datetime_epoch, parse_datetime, time_to_micros, zoned_timestamp,
     MIN_TIMESTAMP,

@@ -11,8 +11,9 @@ from typing import Any
 
 from ...model import TableSchema
 from ...types import TiDBType
-from . import gojson
-from .gofloat import format_float
+from ..enum_set import enum_index, set_bits
+from ..golang import json_text
+from ..golang.floats import json_float32, json_float64
 from .goquote import go_quote_body
 
 # spec 002 (Open Protocol), Column type code: the MySQL type byte of TiDB's field type.
@@ -134,28 +135,16 @@ def _raw_bytes(v: Any) -> bytes:
     raise EncodeError(f"expected bytes or str, got {type(v).__name__}")
 
 
-def _enum_index(t: TiDBType, v: str) -> int:
-    # TiDB keeps an ENUM as its 1-based member index; 0 is the empty "error" value.
-    try:
-        return t.elements.index(v) + 1
-    except ValueError:
-        if v == "":
-            return 0
-        raise EncodeError(f"{v!r} is not a member of {t.sql()}") from None
+def float_text(v: float, bits: int) -> str:
+    """A FLOAT (bits=32, TiDB's float32) or DOUBLE value as the JSON number of its "v".
+
+    Both profiles write a negative exponent the encoding/json way ("1e-7"), as this encoder always
+    has and test_float_text pins; json-iterator's WriteFloat32/64 would keep strconv's "1e-07".
+    """
+    return (json_float32 if bits == 32 else json_float64)(v, short_exponent=True)
 
 
-def _set_bits(t: TiDBType, v: str) -> int:
-    # TiDB keeps a SET as a bitmask over its members, bit i for member i.
-    bits = 0
-    for member in (v.split(",") if v else ()):
-        try:
-            bits |= 1 << t.elements.index(member)
-        except ValueError:
-            raise EncodeError(f"{member!r} is not a member of {t.sql()}") from None
-    return bits
-
-
-def render_value(col: ColumnLayout, v: Any, dialect: str) -> str:
+def render_value(col: ColumnLayout, v: Any, dialect: json_text.Dialect) -> str:
     """The JSON text of a column's "v" (TiCDC pkg/sink/codec/open/codec.go, writeColumnFieldValue)."""
     if v is None:
         return "null"
@@ -165,19 +154,19 @@ def render_value(col: ColumnLayout, v: Any, dialect: str) -> str:
         # pingcap/tidb#10988 as TiCDC's comment says.
         return str(int(v))
     if base in ("float", "double"):
-        return format_float(float(v), 32 if base == "float" else 64)
+        return float_text(float(v), 32 if base == "float" else 64)
     if base in _BASE64_TYPES:
         return '"' + base64.b64encode(_raw_bytes(v)).decode("ascii") + '"'
     if base in _QUOTED_WHEN_BINARY:
         if col.flag & BINARY_FLAG:
-            return gojson.string(go_quote_body(_raw_bytes(v)), dialect)
+            return json_text.quote(go_quote_body(_raw_bytes(v)), dialect)
         if isinstance(v, str):
-            return gojson.string(v, dialect)
-        return gojson.string(_raw_bytes(v).decode("utf-8", "surrogateescape"), dialect)
+            return json_text.quote(v, dialect)
+        return json_text.quote(_raw_bytes(v).decode("utf-8", "surrogateescape"), dialect)
     if base == "enum":
-        return str(_enum_index(col.type, v))
+        return str(enum_index(col.type, v))
     if base == "set":
-        return str(_set_bits(col.type, v))
+        return str(set_bits(col.type, v))
     # DECIMAL, DATE, DATETIME, TIMESTAMP, TIME and JSON: TiDB's own printing, which is the
     # canonical form already (MyDecimal.String, Time.String, Duration.String, BinaryJSON.String).
-    return gojson.string(str(v), dialect)
+    return json_text.quote(str(v), dialect)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ...model import DDL, Op, Row, RowChange
-from . import gojson
+from ..golang import json_text
 from .columns import ColumnLayout, EncodeError, TableLayout, render_value
 
 # TiCDC pkg/sink/codec/common/message.go: MessageType.
@@ -35,8 +35,8 @@ class RowOptions:
     only_output_updated_columns: bool = False
 
     @property
-    def dialect(self) -> str:
-        return gojson.JSONITER if self.profile == "ticdc" else gojson.ENCODING_JSON
+    def dialect(self) -> json_text.Dialect:
+        return json_text.JSONITER if self.profile == "ticdc" else json_text.ENCODING_JSON
 
 
 def resolved_key(ts: int) -> bytes:
@@ -49,18 +49,18 @@ def ddl_key(ddl: DDL, profile: str) -> bytes:
     dialect = _dialect(profile)
     fields = [("ts", str(ddl.commit_ts))]
     if profile == "ticdc" or ddl.schema:
-        fields.append(("scm", gojson.string(ddl.schema, dialect)))
+        fields.append(("scm", json_text.quote(ddl.schema, dialect)))
     if profile == "ticdc" or ddl.table:
-        fields.append(("tbl", gojson.string(ddl.table, dialect)))
+        fields.append(("tbl", json_text.quote(ddl.table, dialect)))
     fields.append(("t", str(MESSAGE_TYPE_DDL)))
-    return gojson.to_bytes(gojson.obj(fields, dialect))
+    return json_text.to_bytes(json_text.obj(fields, dialect))
 
 
 def ddl_value(ddl: DDL, profile: str) -> bytes:
     """spec 002 (Open Protocol), DDL Event value {"q":<query>,"t":<DDL type code>}."""
     dialect = _dialect(profile)
-    return gojson.to_bytes(gojson.obj(
-        [("q", gojson.string(ddl.query, dialect)), ("t", str(int(ddl.ddl_type)))], dialect))
+    return json_text.to_bytes(json_text.obj(
+        [("q", json_text.quote(ddl.query, dialect)), ("t", str(int(ddl.ddl_type)))], dialect))
 
 
 def row_key(change: RowChange, commit_ts: int, layout: TableLayout, opts: RowOptions,
@@ -75,20 +75,20 @@ def row_key(change: RowChange, commit_ts: int, layout: TableLayout, opts: RowOpt
     table = change.table
     fields = [("ts", str(commit_ts))]
     if opts.profile == "ticdc":
-        fields += [("scm", gojson.string(table.schema, dialect)), ("tbl", gojson.string(table.table, dialect)),
+        fields += [("scm", json_text.quote(table.schema, dialect)), ("tbl", json_text.quote(table.table, dialect)),
                    ("t", str(MESSAGE_TYPE_ROW))]
     else:
         if table.schema:
-            fields.append(("scm", gojson.string(table.schema, dialect)))
+            fields.append(("scm", json_text.quote(table.schema, dialect)))
         if table.table:
-            fields.append(("tbl", gojson.string(table.table, dialect)))
+            fields.append(("tbl", json_text.quote(table.table, dialect)))
         rid = _tiflow_row_id(change, layout)
         if rid:
             fields.append(("rid", str(rid)))
         fields.append(("t", str(MESSAGE_TYPE_ROW)))
     if only_handle_key:
         fields.append(("ohk", "true"))
-    return gojson.to_bytes(gojson.obj(fields, dialect))
+    return json_text.to_bytes(json_text.obj(fields, dialect))
 
 
 def _tiflow_row_id(change: RowChange, layout: TableLayout) -> int:
@@ -141,13 +141,13 @@ def row_value(change: RowChange, layout: TableLayout, opts: RowOptions, only_han
                 fields.append(("p", p))
     else:
         raise EncodeError(f"unknown row operation {change.op!r}")
-    return gojson.to_bytes(gojson.obj(fields, dialect))
+    return json_text.to_bytes(json_text.obj(fields, dialect))
 
 
-def _dialect(profile: str) -> str:
+def _dialect(profile: str) -> json_text.Dialect:
     if profile not in PROFILES:
         raise ValueError(f"unknown version profile {profile!r}; expected one of {', '.join(PROFILES)}")
-    return gojson.JSONITER if profile == "ticdc" else gojson.ENCODING_JSON
+    return json_text.JSONITER if profile == "ticdc" else json_text.ENCODING_JSON
 
 
 def _need(row: Optional[Row], which: str, change: RowChange) -> Row:
@@ -156,11 +156,11 @@ def _need(row: Optional[Row], which: str, change: RowChange) -> Row:
     return row
 
 
-def _column_object(col: ColumnLayout, value: Any, dialect: str) -> str:
+def _column_object(col: ColumnLayout, value: Any, dialect: json_text.Dialect) -> str:
     return _column_with_rendered_value(col, render_value(col, value, dialect), dialect)
 
 
-def _column_with_rendered_value(col: ColumnLayout, rendered: str, dialect: str) -> str:
+def _column_with_rendered_value(col: ColumnLayout, rendered: str, dialect: json_text.Dialect) -> str:
     # TiCDC writes "h" only for handle-key columns and "f" always (codec.go,
     # writeColumnFieldValue; tiflow's Column struct has `h,omitempty` and a plain `f`).
     fields = [("t", str(col.code))]
@@ -168,18 +168,18 @@ def _column_with_rendered_value(col: ColumnLayout, rendered: str, dialect: str) 
         fields.append(("h", "true"))
     fields.append(("f", str(col.flag)))
     fields.append(("v", rendered))
-    return gojson.obj(fields, dialect)
+    return json_text.obj(fields, dialect)
 
 
-def _columns_object(columns: tuple[ColumnLayout, ...], row: Row, dialect: str, only_handle: bool) -> str:
+def _columns_object(columns: tuple[ColumnLayout, ...], row: Row, dialect: json_text.Dialect, only_handle: bool) -> str:
     picked = [c for c in columns if c.handle or not only_handle]
     if not picked:
         # TiCDC refuses the event: "not found handle key columns for the delete event".
         raise EncodeError("no handle key columns to encode")
-    return gojson.obj(((c.name, _column_object(c, row.get(c.name), dialect)) for c in picked), dialect)
+    return json_text.obj(((c.name, _column_object(c, row.get(c.name), dialect)) for c in picked), dialect)
 
 
-def _changed_columns_object(columns: tuple[ColumnLayout, ...], before: Row, after: Row, dialect: str,
+def _changed_columns_object(columns: tuple[ColumnLayout, ...], before: Row, after: Row, dialect: json_text.Dialect,
                             only_handle: bool) -> str:
     """The old values of the columns an update changed (TiCDC codec.go, writeUpdatedColumnFieldValues).
 
@@ -195,4 +195,4 @@ def _changed_columns_object(columns: tuple[ColumnLayout, ...], before: Row, afte
         if old == render_value(c, after.get(c.name), dialect):
             continue
         fields.append((c.name, _column_with_rendered_value(c, old, dialect)))
-    return gojson.obj(fields, dialect)
+    return json_text.obj(fields, dialect)

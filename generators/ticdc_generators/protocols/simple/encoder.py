@@ -18,8 +18,8 @@ import cramjam
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
 from ...tso import physical_ms
+from ..golang.json_text import ENCODING_JSON, dumps
 from .avro_schema import encode_avro
-from .gofmt import go_json_dumps
 from . import messages as m
 
 # TiCDC pkg/sink/codec/common/message.go MaxRecordOverhead: 5*MaxVarintLen32 + MaxVarintLen64 + 1
@@ -138,7 +138,7 @@ class SimpleEncoder:
 
     # --- bytes ------------------------------------------------------------------------------
     def _message(self, key: Optional[bytes], body: Any, ts: int, checked: Optional[str]) -> Message:
-        raw = encode_avro(body) if self.config.encoding_format == "avro" else go_json_dumps(body)
+        raw = encode_avro(body) if self.config.encoding_format == "avro" else dumps(body, ENCODING_JSON)
         value = compress(self.config.compression, raw)
         if checked is not None:
             length = len(key or b"") + len(value) + MAX_RECORD_OVERHEAD

@@ -14,7 +14,6 @@ from typing import Any, Optional
 from ...model import DDL, Op, Row, RowChange, TableSchema
 from .avro_schema import NAMESPACE
 from .ddl import ddl_type, table_schemas
-from .gofmt import sorted_map
 from .table_schema import avro_table_schema, json_table_schema
 from .values import avro_value, json_value
 
@@ -31,6 +30,11 @@ class Style:
 
 
 # --- JSON -------------------------------------------------------------------------------------
+def sorted_map(items: dict[str, Any]) -> dict[str, Any]:
+    """A Go map[string]any: encoding/json writes its keys in byte order (UTF-8 order = code point order)."""
+    return {k: items[k] for k in sorted(items)}
+
+
 def _json_row(table: TableSchema, row: Row, style: Style) -> dict[str, Any]:
     # a Go map[string]interface{}: keys come out sorted, whatever the table order
     return sorted_map({c.name: json_value(c.type, row.get(c.name), style.time_zone) for c in table.columns})

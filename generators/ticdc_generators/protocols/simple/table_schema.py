@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from ...model import Column, Index, TableSchema
 from ...types import TiDBType
-from .gofmt import format_float
+from ..golang.floats import format_float32, format_float64
 from .values import mysql_type, unsigned_flag, zerofill_flag
 
 # Avro: TiCDC avro.go newTableSchemaMap sets unsigned/zerofill for these, decimal for the next set.
@@ -71,9 +71,9 @@ def default_text(c: Column, time_zone: str) -> Optional[str]:
     if t.base == "bit":
         return _bit_default_bytes(int(v)).decode("utf-8", errors="replace")
     if t.base == "float":
-        return format_float(v, 32)
+        return format_float32(v)
     if t.base == "double":
-        return format_float(v, 64)
+        return format_float64(v)
     if t.base == "timestamp":
         return _timestamp_default_utc(str(v), time_zone)
     return str(v)

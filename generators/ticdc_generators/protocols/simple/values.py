@@ -15,7 +15,7 @@ from typing import Any
 
 from ...types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
 from .avro_schema import NAMESPACE
-from .gofmt import format_float, to_float32
+from ..golang.floats import format_float32, format_float64, to_float32
 
 TIMESTAMP_RECORD = f"{NAMESPACE}.Timestamp"
 UNSIGNED_BIGINT_RECORD = f"{NAMESPACE}.UnsignedBigint"
@@ -92,9 +92,9 @@ def json_value(t: TiDBType, v: Any, location: str) -> Any:
     if base in INTEGER_TYPES or base in ("year", "bit"):
         return str(int(v))
     if base == "float":
-        return format_float(v, 32)
+        return format_float32(v)
     if base == "double":
-        return format_float(v, 64)
+        return format_float64(v)
     # strings, DECIMAL, DATE, DATETIME, TIME, JSON: TiDB's own text (canonical form is the same print)
     return str(v)
 

@@ -1,0 +1,73 @@
+"""What the reference decoders share: their failure signal, JSON parsing and option reading.
+
+Parsing helpers know what is wrong but not which Kafka record they are looking at; they raise
+`Malformed(reason)`, and `decode_errors` turns it into a DecodeError carrying the record's topic,
+partition and offset.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Optional
+
+import orjson
+
+from ticdc_generators.kafka_record import KafkaRecord
+
+from ..errors import DecodeError
+
+
+class Malformed(Exception):
+    """A message that breaks its protocol's spec; `reason` says how."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+    def within(self, where: str) -> "Malformed":
+        """The same failure, prefixed with the part of the message it was found in."""
+        return Malformed(f"{where}: {self.reason}")
+
+
+@contextmanager
+def decode_errors(record: KafkaRecord, unexpected: Optional[str]) -> Iterator[None]:
+    """Re-raise what decoding `record` fails with as a DecodeError with the record's coordinates.
+
+    The decoder contract allows no other exception. Anything but Malformed means a check is
+    missing: with `unexpected` set it becomes a DecodeError whose reason starts with that label (each
+    decoder's tests look for its label to tell a named check from a crash); with None it propagates.
+    """
+    try:
+        yield
+    except DecodeError:
+        raise
+    except Malformed as e:
+        raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
+    except Exception as e:  # noqa: BLE001 - see the docstring
+        if unexpected is None:
+            raise
+        raise DecodeError(record.topic, record.partition, record.offset,
+                          f"{unexpected} ({type(e).__name__}: {e})") from e
+
+
+def json_object(data: bytes, what: str) -> dict[str, Any]:
+    """The JSON object `data` holds; `what` names the part of the message in the reason."""
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise Malformed(f"{what}: not JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise Malformed(f"{what}: must be a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
+    """A boolean sink option; missing or null takes TiCDC's default."""
+    value = options.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    # Sink URIs carry options as text ("?enable-tidb-extension=true"), so a manifest may too.
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"option {name!r} must be a boolean, got {value!r}")

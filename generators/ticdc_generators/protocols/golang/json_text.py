@@ -1,0 +1,167 @@
+"""JSON text as TiCDC's Go JSON writers produce it, down to their string escaping.
+
+orjson matches none of them exactly, so the encoders assemble JSON here. TiCDC uses three writers:
+- json-iterator with EscapeHTML off (pkg/util/json_writer.go: Open Protocol in new TiCDC, Debezium):
+  only '"', '\\' and bytes below 0x20 are escaped (\\n, \\r, \\t short, the rest \\u00xx), and
+  every other byte, valid UTF-8 or not, is copied as is;
+- encoding/json (classic tiflow's Open Protocol, Simple): also '<', '>', '&', U+2028 and U+2029 as
+  \\u escapes, \\b and \\f short (Go 1.22+), each byte that is not UTF-8 replaced by \\ufffd;
+- easyjson's jwriter and goccy/go-json (Canal-JSON): escape as encoding/json, but \\b and \\f
+  as \\u0008 and \\u000c.
+They differ in those few choices only, which `Dialect` names.
+
+Strings from the model may carry lone surrogates from `surrogateescape` where they stand for bytes
+that are not UTF-8; `to_bytes` restores those bytes.
+"""
+from __future__ import annotations
+
+import base64
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional
+
+from .floats import json_float32, json_float64
+
+
+@dataclass(frozen=True)
+class Dialect:
+    escape_html: bool  # '<', '>', '&', U+2028, U+2029 as \u escapes
+    short_bf: bool  # \b and \f rather than \u0008 and \u000c
+    replace_invalid: bool  # each byte that is not UTF-8 becomes \ufffd rather than going out as is
+    # float numbers: encoding/json writes "1e-7" where json-iterator (v1.1.12 stream_float.go) keeps
+    # strconv's "1e-07"; None where TiCDC writes no float numbers with the writer (Canal-JSON prints
+    # its floats as strings)
+    short_exponent: Optional[bool]
+
+
+JSONITER = Dialect(escape_html=False, short_bf=False, replace_invalid=False, short_exponent=False)
+ENCODING_JSON = Dialect(escape_html=True, short_bf=True, replace_invalid=True, short_exponent=True)
+EASYJSON = Dialect(escape_html=True, short_bf=False, replace_invalid=True, short_exponent=None)
+
+_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_SHORT_BF = {"\b": "\\b", "\f": "\\f"}
+
+
+def _escape(dialect: Dialect, m: re.Match) -> str:
+    c = m.group()
+    short = _SHORT.get(c) or (_SHORT_BF.get(c) if dialect.short_bf else None)
+    if short is not None:
+        return short
+    code = ord(c)
+    if 0xD800 <= code <= 0xDFFF:  # only matched when replace_invalid
+        # A surrogateescape'd byte (U+DC80..U+DCFF) is one invalid byte, which Go replaces by one
+        # U+FFFD; any other lone surrogate is three invalid bytes in WTF-8, each replaced.
+        return "\\ufffd" if 0xDC80 <= code <= 0xDCFF else "\\ufffd" * 3
+    # Go writes the hex digits in lower case ("\u001f", "\u003c").
+    return f"\\u{code:04x}"
+
+
+@functools.lru_cache(maxsize=None)
+def _escaper(dialect: Dialect) -> Callable[[str], str]:
+    special = '\\x00-\\x1f"\\\\'
+    if dialect.escape_html:
+        special += "<>&\u2028\u2029"
+    if dialect.replace_invalid:
+        special += "\ud800-\udfff"
+    return functools.partial(re.compile(f"[{special}]").sub, functools.partial(_escape, dialect))
+
+
+def quote(s: str, dialect: Dialect) -> str:
+    """s as a JSON string literal, escaped as the dialect's Go writer escapes it."""
+    return '"' + _escaper(dialect)(s) + '"'
+
+
+def obj(fields: Iterable[tuple[str, str]], dialect: Dialect) -> str:
+    """A JSON object from (name, JSON text) pairs, in the order given."""
+    return "{" + ",".join(quote(k, dialect) + ":" + v for k, v in fields) + "}"
+
+
+def to_bytes(text: str) -> bytes:
+    """UTF-8 bytes of JSON text; bytes carried as lone surrogates go out unchanged, as json-iterator
+    copies non-ASCII bytes without checking them."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+# --- whole documents ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class F32:
+    """A Go float32 (TiDB stores FLOAT as float32), written with the float32 shortest digits."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class B64:
+    """A Go []byte, which the JSON writers write as a base64 string."""
+
+    value: bytes
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Already-serialized JSON, spliced in as is (a json.RawMessage; e.g. schemas cached per table)."""
+
+    data: bytes
+
+
+def dumps(v: Any, dialect: Dialect) -> bytes:
+    """The JSON bytes of `v` as the dialect's writer produces them.
+
+    dict (insertion order kept, standing for struct field order), list, tuple, None, bool and int
+    map to JSON as usual; float is a Go float64; F32, B64 and Raw as above; bytes is a Go string
+    holding arbitrary bytes (e.g. a BINARY column's default value); str is text.
+    """
+    out: list[bytes] = []
+    _write(v, dialect, out)
+    return b"".join(out)
+
+
+def _float(x: float, bits: int, dialect: Dialect) -> bytes:
+    if dialect.short_exponent is None:
+        raise TypeError("this JSON dialect writes no float numbers")
+    write = json_float32 if bits == 32 else json_float64
+    return write(x, dialect.short_exponent).encode("ascii")
+
+
+def _write(v: Any, dialect: Dialect, out: list[bytes]) -> None:
+    if v is None:
+        out.append(b"null")
+    elif v is True:
+        out.append(b"true")
+    elif v is False:
+        out.append(b"false")
+    elif isinstance(v, str):
+        # strict: text cannot hold surrogates, bytes that are not UTF-8 come as `bytes`
+        out.append(quote(v, dialect).encode("utf-8"))
+    elif isinstance(v, int):
+        out.append(str(v).encode("ascii"))
+    elif isinstance(v, dict):
+        out.append(b"{")
+        for i, (k, x) in enumerate(v.items()):
+            if i:
+                out.append(b",")
+            out.append(quote(k, dialect).encode("utf-8"))
+            out.append(b":")
+            _write(x, dialect, out)
+        out.append(b"}")
+    elif isinstance(v, (list, tuple)):
+        out.append(b"[")
+        for i, x in enumerate(v):
+            if i:
+                out.append(b",")
+            _write(x, dialect, out)
+        out.append(b"]")
+    elif isinstance(v, float):
+        out.append(_float(v, 64, dialect))
+    elif isinstance(v, F32):
+        out.append(_float(v.value, 32, dialect))
+    elif isinstance(v, B64):
+        out.append(b'"' + base64.b64encode(v.value) + b'"')
+    elif isinstance(v, (bytes, bytearray)):
+        out.append(to_bytes(quote(bytes(v).decode("utf-8", "surrogateescape"), dialect)))
+    elif isinstance(v, Raw):
+        out.append(v.data)
+    else:
+        raise TypeError(f"cannot write {type(v).__name__} as JSON")
