@@ -703,11 +703,15 @@ def test_ddl_types_and_broadcast():
     for ty in DDLType:
         d = DDL(1, ty, "ALTER TABLE test.t COMMENT 'x'", "test", "t", t, t)
         msgs = e.encode(DDLEvent(d))
+        if not msgs:
+            kinds[ty] = "skipped"
+            continue
         changes = json.loads(msgs[0].value)["payload"]["tableChanges"]
         kinds[ty] = changes[0]["type"] if changes else None
     assert kinds[DDLType.DROP_INDEX] == "DROP"  # TiCDC files DROP INDEX under DROP
     assert kinds[DDLType.ADD_COLUMN] == kinds[DDLType.RENAME_INDEX] == "ALTER"
     assert kinds[DDLType.TRUNCATE_TABLE] is None  # no tableChanges entry
+    assert kinds[DDLType.ADD_FOREIGN_KEY] == "skipped"
     # A DDL type TiCDC's codec does not know (e.g. ADD FOREIGN KEY, code 9) is skipped.
     assert e.encode(DDLEvent(DDL(1, 9, "ALTER TABLE t ADD FOREIGN KEY ...", "test", "t", t, t))) == []
     assert e.encode(BootstrapEvent(t)) == [] and e.flush() == []

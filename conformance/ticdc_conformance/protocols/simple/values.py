@@ -10,10 +10,10 @@ import base64
 import binascii
 import math
 import re
-import struct
 from typing import Any, Callable
 
 from ..common import Malformed
+from ..floats import float32_as_read
 from .table import ColumnInfo
 from .timestamps import render_timestamp
 
@@ -37,17 +37,10 @@ def float32_shortest(x: float) -> float:
     digits that read back as the same float32. Avro's `float` branch carries the float32 itself; both
     end up as the same number here.
     """
-    try:
-        f = struct.unpack("<f", struct.pack("<f", x))[0]
-    except (OverflowError, struct.error):
-        raise Malformed(f"FLOAT value {x!r} is outside the float32 range") from None
+    f = float32_as_read(x)
     if not math.isfinite(f):
-        raise Malformed(f"FLOAT value {x!r} is not finite")
-    for digits in range(1, 10):
-        text = "%.*g" % (digits, f)
-        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == f:
-            return float(text)
-    return f  # unreachable: 9 significant digits always round-trip a float32
+        raise Malformed(f"FLOAT value {x!r} is outside the float32 range")
+    return f
 
 
 def _mismatch(raw: Any, expected: str) -> Malformed:

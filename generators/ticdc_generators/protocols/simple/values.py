@@ -114,7 +114,7 @@ def avro_value(t: TiDBType, v: Any, location: str, bit_as_long: bool = False) ->
     if base == "enum":
         return ("long", enum_value(t, v))
     if base == "set":
-        return ("long", set_value(t, v))
+        return ("long", as_int64(set_value(t, v)))  # TiCDC casts the uint64 bitmask to int64
     if base == "bit":
         # new TiCDC: strconv.FormatUint; classic tiflow hands the uint64 to Avro as a long
         return ("long", as_int64(int(v))) if bit_as_long else ("string", str(int(v)))
