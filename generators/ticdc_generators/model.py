@@ -24,6 +24,15 @@ class Column:
     auto_increment: bool = False
     comment: str = ""
     column_id: int = 0  # TiDB's column ID, stable across renames; set by TableSchema
+    # Generated column: the SQL expression, and whether TiDB stores the value (STORED) or
+    # computes it on read (VIRTUAL). TiCDC replicates only stored columns' values
+    # (TiCDC pkg/common/table_info.go IsColCDCVisible).
+    generated: Optional[str] = None
+    generated_stored: bool = False
+
+    @property
+    def is_virtual(self) -> bool:
+        return self.generated is not None and not self.generated_stored
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,17 @@ class TableSchema:
     def key_of(self, row: Row) -> tuple:
         return tuple(row[c] for c in self.handle_key)
 
+    def with_generated(self, row: Row) -> Row:
+        """The row with its generated columns computed from the others, as TiDB stores it."""
+        if not any(c.generated for c in self.columns):
+            return row
+        from .generated import evaluate
+        out = dict(row)
+        for c in self.columns:
+            if c.generated is not None:
+                out[c.name] = evaluate(c.generated, out)
+        return out
+
     def with_columns(self, columns: tuple[Column, ...], schema_version: int) -> "TableSchema":
         return replace(self, columns=columns, schema_version=schema_version)
 
@@ -131,6 +151,8 @@ class TableSchema:
             p = f"`{c.name}` {c.type.sql()}"
             if not c.nullable:
                 p += " NOT NULL"
+            if c.generated is not None:
+                p += f" AS ({c.generated}) {'STORED' if c.generated_stored else 'VIRTUAL'}"
             if c.has_default:
                 p += " DEFAULT " + sql_literal(c.default)
             parts.append(p)

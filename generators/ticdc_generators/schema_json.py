@@ -49,6 +49,8 @@ def table_to_json(t: TableSchema) -> dict[str, Any]:
                 "default": value_to_json(c.type, c.default),
                 "auto_increment": c.auto_increment,
                 "comment": c.comment,
+                "generated": c.generated,
+                "generated_stored": c.generated_stored,
             }
             for c in t.columns
         ],
@@ -74,6 +76,7 @@ def table_from_json(j: dict[str, Any]) -> TableSchema:
             name=c["name"], type=t, nullable=c["nullable"], default=value_from_json(t, c["default"]),
             has_default=c["has_default"], auto_increment=c.get("auto_increment", False),
             comment=c.get("comment", ""), column_id=c.get("column_id", 0),
+            generated=c.get("generated"), generated_stored=c.get("generated_stored", False),
         ))
     return TableSchema(
         schema=j["schema"], table=j["table"], table_id=j["table_id"], columns=tuple(cols),

@@ -64,7 +64,7 @@ def build_case(scenario: str, seed: int, encoding: str, target: Path) -> None:
             t = tables[qname]
             name = final_file_name(t.schema, t.table)
             rows = read_rows(Path(tmp) / "truth" / "final" / name)
-            cols = list(t.column_names)
+            cols = [c.name for c in t.columns if not c.is_virtual]
             with open(final / name, "wb") as f:
                 for row in rows:
                     f.write(project_row(project_truth_row(t, row, config.protocol, manifest["sink"]), cols))

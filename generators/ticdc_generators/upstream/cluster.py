@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
-from ..model import (DDL, Column, DDLType, Index, Partition, Partitioning, Row, TableSchema, Transaction,
-                     sql_literal)
+from ..model import (DDL, Column, DDLType, Index, Partition, Partitioning, Row, RowChange, TableSchema,
+                     Transaction, sql_literal)
 from ..state import TableStates
 from ..tso import TSOClock
 from .txn import TxnBuilder
@@ -340,7 +340,7 @@ class Upstream:
         """Commits a built transaction at the next TSOs (start ts, then commit ts)."""
         self.clock.advance(advance_ms)
         start_ts = self.clock.next()
-        changes = txn.changes()
+        changes = tuple(_with_generated(ch) for ch in txn.changes())
         for ch in changes:
             t = self.table(ch.table.schema, ch.table.table)
             if ch.table != t:
@@ -395,6 +395,14 @@ class Upstream:
                         if v in seen:
                             raise Rejected(f"duplicate entry {v} for key {ix.name} of {t.qualified_name}")
                         seen.add(v)
+
+def _with_generated(ch: RowChange) -> RowChange:
+    t = ch.table
+    if not any(c.generated for c in t.columns):
+        return ch
+    return replace(ch, before=None if ch.before is None else t.with_generated(ch.before),
+                   after=None if ch.after is None else t.with_generated(ch.after))
+
 
 def _partitioning(t: TableSchema) -> Partitioning:
     if t.partitioning is None:

@@ -106,6 +106,8 @@ def table_layout(table: TableSchema) -> TableLayout:
             f |= NULLABLE_FLAG
         if c.type.unsigned or c.type.base in ("bit", "year"):
             f |= UNSIGNED_FLAG
+        if c.generated is not None:
+            f |= GENERATED_COLUMN_FLAG  # TiCDC open/message.go: col.IsGenerated()
         flags[c.name] = f
     for ix in table.indexes:
         for i, name in enumerate(ix.columns):
