@@ -13,6 +13,11 @@ from .types import TiDBType
 
 Row = dict[str, Any]  # column name -> canonical Python value (None = SQL NULL)
 
+# TiDB's hidden handle of a table without a primary key or NOT NULL unique key. The model keeps it
+# in such rows so that each row has an identity; TiCDC never sends it, and the sink simulator
+# strips it before encoding.
+ROWID = "_tidb_rowid"
+
 
 @dataclass(frozen=True)
 class Column:
@@ -131,6 +136,12 @@ class TableSchema:
     def key_of(self, row: Row) -> tuple:
         return tuple(row[c] for c in self.handle_key)
 
+    def row_key(self, row: Row) -> tuple:
+        """The row's identity: its handle key, or TiDB's hidden row ID in a table without one."""
+        if self.handle_key:
+            return tuple(row[c] for c in self.handle_key)
+        return (row[ROWID],)
+
     def with_generated(self, row: Row) -> Row:
         """The row with its generated columns computed from the others, as TiDB stores it."""
         if not any(c.generated for c in self.columns):
@@ -201,7 +212,7 @@ class RowChange:
 
     @property
     def key(self) -> tuple:
-        return self.table.key_of(self.after if self.after is not None else self.before)
+        return self.table.row_key(self.after if self.after is not None else self.before)
 
 
 @dataclass(frozen=True)

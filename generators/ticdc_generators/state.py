@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable, Optional
 
-from .model import DDL, DDLType, Op, Row, TableSchema, Transaction
+from .model import DDL, DDLType, Op, ROWID, Row, TableSchema, Transaction
 
 Name = tuple[str, str]
 
@@ -71,14 +71,14 @@ class TableStates:
                 raise ValueError(f"transaction at {ts} writes {name[0]}.{name[1]}, which does not exist")
             t = self.schemas[name]
             if ch.op is Op.INSERT:
-                self._put(name, t.key_of(ch.after), dict(ch.after), ts)
+                self._put(name, t.row_key(ch.after), dict(ch.after), ts)
             elif ch.op is Op.UPDATE:
-                old, new = t.key_of(ch.before), t.key_of(ch.after)
+                old, new = t.row_key(ch.before), t.row_key(ch.after)
                 if old != new:
                     self._put(name, old, None, ts)
                 self._put(name, new, dict(ch.after), ts)
             else:
-                self._put(name, t.key_of(ch.before), None, ts)
+                self._put(name, t.row_key(ch.before), None, ts)
 
     def _apply_ddl(self, ddl: DDL) -> None:
         ts, kind = ddl.commit_ts, ddl.ddl_type
@@ -142,13 +142,15 @@ class TableStates:
             new_row = {c.name: row[c.name] if c.name in row else ddl.backfill.get(c.name, c.default)
                        for c in after.columns}
             assert set(new_row) == names
-            reshaped[key] = new_row
+            if not after.handle_key:
+                new_row[ROWID] = row[ROWID]  # still identified by its hidden row ID
+            reshaped[key] = after.with_generated(new_row)
         changed_handle = before is not None and before.handle_key != after.handle_key
         for key, new_row in reshaped.items():
             if changed_handle:
                 self._put(name, key, None, ddl.commit_ts)
             if changed_handle or new_row != self.rows[name].get(key):
-                self._put(name, after.key_of(new_row) if after.handle_key else key, new_row, ddl.commit_ts)
+                self._put(name, after.row_key(new_row), new_row, ddl.commit_ts)
 
     def _exchange(self, ddl: DDL) -> None:
         """ALTER TABLE pt EXCHANGE PARTITION p WITH TABLE nt: `table_before`/`table_after` are pt,
@@ -167,9 +169,9 @@ class TableStates:
         self._set_schema(pt_name, pt_after, ddl.commit_ts)
         self._set_schema(nt_name, nt_after, ddl.commit_ts)
         for row in from_table.values():
-            self._put(pt_name, pt_after.key_of(row), dict(row), ddl.commit_ts)
+            self._put(pt_name, pt_after.row_key(row), dict(row), ddl.commit_ts)
         for row in from_partition.values():
-            self._put(nt_name, nt_after.key_of(row), dict(row), ddl.commit_ts)
+            self._put(nt_name, nt_after.row_key(row), dict(row), ddl.commit_ts)
 
     # --- reading ----------------------------------------------------------------
     def tables(self) -> list[Name]:

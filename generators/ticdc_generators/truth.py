@@ -16,6 +16,8 @@ from .state import TableStates
 
 
 def _json_key(t: TableSchema, key: tuple) -> list:
+    if not t.handle_key:
+        return list(key)  # the hidden row ID
     cols = [t.column(c) for c in t.handle_key]
     return [value_to_json(c.type, v) for c, v in zip(cols, key)]
 

@@ -70,9 +70,34 @@ def project_truth_row(table: TableSchema, row: dict[str, Any], protocol: str, op
     return {c.name: pkg.project_value(c.type, row.get(c.name), options) for c in table.columns if not c.is_virtual}
 
 
+def compare_rows_as_multiset(name: str, expected: list[dict], actual: list[dict]) -> list[Finding]:
+    """A table without a handle key: rows have no identity but their image, so the states are
+    compared as multisets of rows."""
+    def count(rows):
+        c: dict[bytes, int] = {}
+        for r in rows:
+            k = orjson.dumps(r, option=orjson.OPT_SORT_KEYS)
+            c[k] = c.get(k, 0) + 1
+        return c
+
+    e, a = count(expected), count(actual)
+    findings = []
+    for k in sorted(e.keys() | a.keys()):
+        diff = a.get(k, 0) - e.get(k, 0)
+        if diff < 0:
+            findings.append(Finding("CONSUMER-STATE-1", name, None,
+                                    f"{-diff} row(s) missing from the consumer's table: {k.decode()}"))
+        elif diff > 0:
+            findings.append(Finding("CONSUMER-STATE-1", name, None,
+                                    f"{diff} row(s) present in the consumer's table but not upstream: {k.decode()}"))
+    return findings
+
+
 def compare_table(table: TableSchema, expected: list[dict], actual: list[dict]) -> list[Finding]:
     name = table.qualified_name
     key_cols = list(table.handle_key)
+    if not key_cols:
+        return compare_rows_as_multiset(name, expected, actual)
     findings: list[Finding] = []
 
     def index(rows: list[dict], side: str) -> dict[str, tuple[list, dict]]:

@@ -73,7 +73,7 @@ class TypesScenario(Scenario):
 class KeysScenario(Scenario):
     name = "keys"
     description = ("every key shape: INT handle PK, clustered VARCHAR PK, composite PK, NOT NULL unique key "
-                   "without PK, a RANGE-partitioned table; key-changing and unique-key-changing updates")
+                   "without PK, no key at all, a RANGE-partitioned table; key-changing updates")
 
     def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
         rng, faker = random.Random(seed), seeded_faker(seed)
@@ -100,7 +100,10 @@ class KeysScenario(Scenario):
             Column("id", int_type("int"), nullable=False), Column("v", varchar(16))], [PK], pk_is_handle=True,
             partitioning=lambda tid: Partitioning("id", (
                 Partition("p0", tid + 1, 0), Partition("p1", tid + 2, 1_000_000), Partition("pmax", tid + 3, None))))
-        tables = [("keys", n) for n in ("int_handle", "varchar_pk", "composite_pk", "unique_only", "partitioned")]
+        yield from up.create_table("keys", "no_key", [
+            Column("label", varchar(16)), Column("qty", int_type("int")), Column("seen", datetime(0))], [])
+        tables = [("keys", n) for n in ("int_handle", "varchar_pk", "composite_pk", "unique_only", "partitioned",
+                                        "no_key")]
         for _ in range(events or 150):
             out = w.transaction(tables, rng.randint(1, 5), p_key_update=0.25)
             if out is not None:

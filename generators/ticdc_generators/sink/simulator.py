@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Optional
 
 from ..kafka_record import KafkaRecord
-from ..model import DDL, Op, RowChange, TableSchema, Transaction
+from ..model import DDL, ROWID, Op, RowChange, TableSchema, Transaction
 from ..protocols import EncoderModule, PartitionEncoder, encoder_module
 from ..tso import physical_ms
 from .config import SinkConfig
@@ -52,12 +52,15 @@ class _Partition:
 
 def cdc_visible(change: RowChange) -> RowChange:
     """The change as TiCDC's row events carry it: without virtual generated columns, whose values
-    TiKV does not store (TiCDC pkg/common/event/chunk.go; every codec skips IsVirtualGenerated)."""
+    TiKV does not store (TiCDC pkg/common/event/chunk.go; every codec skips IsVirtualGenerated),
+    and without the hidden row ID of a table that has no handle key."""
     t = change.table
-    if not any(c.is_virtual for c in t.columns):
+    virtual = {c.name for c in t.columns if c.is_virtual}
+    keyless = not t.handle_key
+    if not virtual and not keyless:
         return change
-    hidden = {c.name for c in t.columns if c.is_virtual}
-    table = replace(t, columns=tuple(c for c in t.columns if c.name not in hidden))
+    hidden = virtual | {ROWID}
+    table = replace(t, columns=tuple(c for c in t.columns if c.name not in virtual)) if virtual else t
 
     def strip(image):
         return None if image is None else {k: v for k, v in image.items() if k not in hidden}

@@ -42,6 +42,7 @@ class Upstream:
         self.time_zone = time_zone
         self._next_id = first_id
         self.state = TableStates(keep_history=keep_history)
+        self._rowids: dict[Name, int] = {}
 
     # --- helpers ------------------------------------------------------------------
     def new_id(self) -> int:
@@ -102,8 +103,6 @@ class Upstream:
         t = TableSchema(schema, table, table_id, _renumber(columns), tuple(indexes), schema_version=0,
                         pk_is_handle=pk_is_handle, comment=comment,
                         partitioning=partitioning(table_id) if partitioning else None)
-        if not t.handle_key:
-            raise Rejected(f"{schema}.{table}: the model needs a primary key or a NOT NULL unique key")
         return t
 
     def create_table(self, schema: str, table: str, columns: Sequence[Column], indexes: Sequence[Index],
@@ -336,6 +335,12 @@ class Upstream:
         return [ddl]
 
     # --- data ---------------------------------------------------------------------
+    def new_rowid(self, schema: str, table: str) -> int:
+        """The next hidden row ID of a table without a handle key (TiDB allocates them per table)."""
+        name = (schema, table)
+        self._rowids[name] = self._rowids.get(name, 0) + 1
+        return self._rowids[name]
+
     def commit(self, txn: TxnBuilder, advance_ms: int = 0) -> Transaction:
         """Commits a built transaction at the next TSOs (start ts, then commit ts)."""
         self.clock.advance(advance_ms)
@@ -368,19 +373,19 @@ class Upstream:
         for name, chs in by_table.items():
             t = chs[0].table
             rows = self.state.rows[name]
-            freed = {t.key_of(ch.before) for ch in chs if ch.before is not None}
+            freed = {t.row_key(ch.before) for ch in chs if ch.before is not None}
             taken: set[tuple] = set()
             for ch in chs:
                 if ch.after is None:
                     continue
-                k = t.key_of(ch.after)
+                k = t.row_key(ch.after)
                 if k in taken or (k in rows and k not in freed):
                     raise Rejected(f"duplicate entry {k} for key PRIMARY of {t.qualified_name}")
                 taken.add(k)
             for ix in t.indexes:
                 if not ix.unique or ix.primary:
                     continue
-                changed = {t.key_of(ch.before) for ch in chs if ch.before is not None}
+                changed = {t.row_key(ch.before) for ch in chs if ch.before is not None}
                 seen: set[tuple] = set()
                 for key, r in rows.items():
                     if key not in changed:

@@ -23,7 +23,7 @@ class TxnBuilder:
 
     def _touch(self, table: TableSchema, row: Row) -> int:
         """The entry of an existing row, created on its first touch in this transaction."""
-        name, key = (table.schema, table.table), table.key_of(row)
+        name, key = (table.schema, table.table), table.row_key(row)
         i = self._live.get((name, key))
         if i is None:
             if (name, key) in self._deleted:
@@ -34,7 +34,7 @@ class TxnBuilder:
         return i
 
     def insert(self, table: TableSchema, row: Row) -> None:
-        name, key = (table.schema, table.table), table.key_of(row)
+        name, key = (table.schema, table.table), table.row_key(row)
         if (name, key) in self._live:
             raise ValueError(f"duplicate key {key} in {table.qualified_name}")
         i = self._deleted.pop((name, key), None)
@@ -45,9 +45,9 @@ class TxnBuilder:
         self._live[(name, key)] = i
 
     def update(self, table: TableSchema, before: Row, after: Row) -> None:
-        name, new_key = (table.schema, table.table), table.key_of(after)
+        name, new_key = (table.schema, table.table), table.row_key(after)
         i = self._touch(table, before)
-        old_key = table.key_of(before)
+        old_key = table.row_key(before)
         if new_key != old_key:
             if (name, new_key) in self._live:
                 raise ValueError(f"duplicate key {new_key} in {table.qualified_name}")
@@ -56,7 +56,7 @@ class TxnBuilder:
         self._entries[i][0], self._entries[i][2] = table, dict(after)
 
     def delete(self, table: TableSchema, before: Row) -> None:
-        name, key = (table.schema, table.table), table.key_of(before)
+        name, key = (table.schema, table.table), table.row_key(before)
         i = self._touch(table, before)
         del self._live[(name, key)]
         self._entries[i][0], self._entries[i][2] = table, None
