@@ -40,6 +40,8 @@ _encoding_option = click.option(
 _scenario_option = click.option("--scenario", "-s", default="smoke", show_default=True,
                                 type=click.Choice(sorted(SCENARIOS)), help="Named scenario.")
 _seed_option = click.option("--seed", default=1, show_default=True, type=int, help="Scenario seed.")
+_tz_option = click.option("--time-zone", "time_zone", default="UTC", show_default=True,
+                          help="Upstream TiDB time zone (TIMESTAMP values; TiCDC's time-zone option).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,19 +59,20 @@ def scenarios() -> None:
 @main.command("generate")
 @_scenario_option
 @_seed_option
+@_tz_option
 @_protocol_option
 @_encoding_option
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: records/, manifest.json, truth/ (one sub-folder per encoding with --protocol all).")
 @click.option("--events", type=click.IntRange(min=1), default=None,
               help="Number of row events, for scenarios that take a size (e.g. large).")
-def generate_cmd(scenario: str, seed: int, protocol: str, encoding: str | None, out: Path,
+def generate_cmd(scenario: str, seed: int, time_zone: str, protocol: str, encoding: str | None, out: Path,
                  events: int | None) -> None:
     """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them."""
     encodings = resolve_encodings(protocol, encoding)
     for enc in encodings:
         target = out / enc if len(encodings) > 1 else out
-        manifest = generate(scenario, seed, config_for(scenario, enc), target, events=events)
+        manifest = generate(scenario, seed, config_for(scenario, enc, time_zone=time_zone), target, events=events)
         console.print(f"{enc}: {manifest['records']} records in {target}/records "
                       f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
 
@@ -102,6 +105,7 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @main.command()
 @_scenario_option
 @_seed_option
+@_tz_option
 @_protocol_option
 @_encoding_option
 @click.option("--consumer", default="spark", show_default=True,
@@ -111,7 +115,7 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write a JUnit XML file and a JSON summary into this folder.")
 @click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
-def run(scenario: str, seed: int, protocol: str, encoding: str | None, consumer: str, work: Path,
+def run(scenario: str, seed: int, time_zone: str, protocol: str, encoding: str | None, consumer: str, work: Path,
         report: Path | None, master: str | None) -> None:
     """Generate, consume and check; exit 0 only if every encoding conforms."""
     from .report import write_reports
@@ -125,7 +129,7 @@ def run(scenario: str, seed: int, protocol: str, encoding: str | None, consumer:
     results = []
     for enc in encodings:
         with console.status(f"{enc}: generating, consuming, checking…"):
-            results.append(run_encoding(scenario, seed, enc, work, consumer, spark))
+            results.append(run_encoding(scenario, seed, enc, work, consumer, spark, time_zone=time_zone))
     table = Table(title=f"scenario {scenario}, seed {seed}, consumer {consumer}")
     for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
         table.add_column(col)

@@ -30,6 +30,7 @@ class EncodingResult:
     encoding: str
     protocol: str
     consumer: str
+    time_zone: str = "UTC"
     records: int = 0
     seconds: float = 0.0
     tables: list[TableVerdict] = field(default_factory=list)
@@ -46,6 +47,8 @@ class EncodingResult:
     @property
     def replay_command(self) -> str:
         cmd = f"ticdc-conformance run --scenario {self.scenario} --seed {self.seed} --protocol {self.encoding}"
+        if self.time_zone != "UTC":
+            cmd += f" --time-zone {shlex.quote(self.time_zone)}"
         if self.consumer not in ("spark",):
             cmd += f" --consumer {shlex.quote(self.consumer)}"
         return cmd
@@ -94,9 +97,9 @@ def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=Non
 
 
 def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: str = "spark",
-                 spark=None) -> EncodingResult:
-    config = config_for(scenario, encoding)
-    result = EncodingResult(scenario, seed, encoding, config.protocol, consumer)
+                 spark=None, time_zone: str = "UTC") -> EncodingResult:
+    config = config_for(scenario, encoding, time_zone=time_zone)
+    result = EncodingResult(scenario, seed, encoding, config.protocol, consumer, time_zone=time_zone)
     case = Path(work) / scenario / encoding
     started = time.monotonic()
     manifest = generate(scenario, seed, config, case)

@@ -46,7 +46,7 @@ def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, event
     truth = TruthWriter(out / "truth")
     simulator = SinkSimulator(config)
     with RecordFileWriter(out / "records") as writer:
-        writer.write_all(simulator.run(truth.tee(scenario.history(seed, events))))
+        writer.write_all(simulator.run(truth.tee(scenario.history(seed, events, config.time_zone))))
     truth.close()
     partitions = {f"{t}-{p}": part.next_offset for (t, p), part in sorted(simulator.partitions.items())}
     manifest = {

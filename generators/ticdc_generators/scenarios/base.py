@@ -17,6 +17,7 @@ class Scenario:
     # Whether `events` (a target number of row events) shapes this scenario's size.
     sized: bool = False
 
-    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
-        """DDL and transactions in commit-ts order; the same seed (and events) gives the same history."""
+    def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
+        """DDL and transactions in commit-ts order; the same seed, events and upstream time zone give
+        the same history. TIMESTAMP values are drawn, and printed, in `time_zone`."""
         raise NotImplementedError

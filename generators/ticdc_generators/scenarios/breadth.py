@@ -27,9 +27,9 @@ class TypesScenario(Scenario):
     description = ("the whole type matrix: one column per type variant, every edge value of every type at "
                    "least once, NULL in every nullable column, then updates and deletes")
 
-    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
+    def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         rng, faker = random.Random(seed), seeded_faker(seed)
-        up = Upstream(START_MS)
+        up = Upstream(START_MS, time_zone=time_zone)
         w = Workload(up, rng, faker)
         yield from up.create_schema("types")
         matrix = all_types_matrix()
@@ -75,9 +75,9 @@ class KeysScenario(Scenario):
     description = ("every key shape: INT handle PK, clustered VARCHAR PK, composite PK, NOT NULL unique key "
                    "without PK, no key at all, a RANGE-partitioned table; key-changing updates")
 
-    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
+    def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         rng, faker = random.Random(seed), seeded_faker(seed)
-        up = Upstream(START_MS)
+        up = Upstream(START_MS, time_zone=time_zone)
         w = Workload(up, rng, faker)
         yield from up.create_schema("keys")
         small = TiDBType("smallint", unsigned=True)  # a small key space, so key updates collide and retry
@@ -115,9 +115,9 @@ class DDLEvolutionScenario(Scenario):
     description = ("DML interleaved with every DDL a consumer sees: add/drop/modify column, defaults, indexes, "
                    "primary key, comment, charset, truncate, rename, partitions, schema create/drop")
 
-    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
+    def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         rng, faker = random.Random(seed), seeded_faker(seed)
-        up = Upstream(START_MS)
+        up = Upstream(START_MS, time_zone=time_zone)
         w = Workload(up, rng, faker)
         yield from up.create_schema("evo")
         yield from up.create_table("evo", "accounts", [
@@ -184,9 +184,9 @@ class MultiTableScenario(Scenario):
     description = ("twelve tables in three schemas, transactions spanning tables, CREATE TABLES and RENAME "
                    "TABLES jobs whose per-table DDLs share one commit ts")
 
-    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
+    def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         rng, faker = random.Random(seed), seeded_faker(seed)
-        up = Upstream(START_MS)
+        up = Upstream(START_MS, time_zone=time_zone)
         w = Workload(up, rng, faker)
         names = []
         for s in ("sales", "stock", "audit"):
@@ -216,9 +216,9 @@ class WideRowsScenario(Scenario):
     name = "wide-rows"
     description = "a 120-column table and large TEXT/BLOB/JSON values (up to 256 KiB) close to message limits"
 
-    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
+    def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         rng, faker = random.Random(seed), seeded_faker(seed)
-        up = Upstream(START_MS)
+        up = Upstream(START_MS, time_zone=time_zone)
         w = Workload(up, rng, faker)
         yield from up.create_schema("wide")
         cols = [Column("id", int_type("int"), nullable=False)]

@@ -28,10 +28,10 @@ class LargeScenario(Scenario):
     partition_num = 3
     sized = True
 
-    def history(self, seed: int, events: Optional[int] = None) -> Iterator[DDL | Transaction]:
+    def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         total = DEFAULT_EVENTS if events is None else events
         rng = random.Random(seed)
-        up = Upstream(1_767_225_600_000, keep_history=False)
+        up = Upstream(1_767_225_600_000, time_zone=time_zone, keep_history=False)
         yield from up.create_schema("large")
         tables = []
         for i in range(TABLES):

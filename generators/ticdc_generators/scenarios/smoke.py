@@ -143,7 +143,7 @@ class SmokeScenario(Scenario):
                    "and deletes, a primary-key update and an ADD COLUMN midway, 3 partitions")
     partition_num = 3
 
-    def history(self, seed: int, events: int | None = None) -> Iterator[DDL | Transaction]:
+    def history(self, seed: int, events: int | None = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         rng = random.Random(seed)
         faker = Faker(["en_US", "zh_CN", "ja_JP", "de_DE"])
         faker.seed_instance(seed)
