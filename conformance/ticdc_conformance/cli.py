@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ticdc_generators.pipeline import config_for, encoding_names, generate
+from ticdc_generators.pipeline import encoding_names, generate
 from ticdc_generators.scenarios import SCENARIOS
 
 from .errors import ConsumerError
@@ -40,6 +41,11 @@ _encoding_option = click.option(
 _scenario_option = click.option("--scenario", "-s", default="smoke", show_default=True,
                                 type=click.Choice(sorted(SCENARIOS)), help="Named scenario.")
 _seed_option = click.option("--seed", default=1, show_default=True, type=int, help="Scenario seed.")
+_changefeed_option = click.option(
+    "--changefeed", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+    help="A TiCDC changefeed TOML whose [sink] options apply on top of the encoding's defaults.")
+_sink_uri_option = click.option("--sink-uri", default=None,
+                                help="A TiCDC Kafka sink URI (kafka://host/topic?protocol=…&…) applied the same way.")
 _tz_option = click.option("--time-zone", "time_zone", default="UTC", show_default=True,
                           help="Upstream TiDB time zone (TIMESTAMP values; TiCDC's time-zone option).")
 
@@ -47,6 +53,16 @@ _tz_option = click.option("--time-zone", "time_zone", default="UTC", show_defaul
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Conformance and fuzz testing for consumers of TiCDC's Kafka protocols."""
+
+
+def _configure(scenario: str, encoding: str, time_zone: str, changefeed: Path | None, sink_uri: str | None):
+    from ticdc_generators.pipeline import configure
+    from ticdc_generators.sink.changefeed import ChangefeedConfigError
+
+    try:
+        return configure(scenario, encoding, time_zone, changefeed, sink_uri)
+    except ChangefeedConfigError as e:
+        raise click.UsageError(str(e)) from None
 
 
 @main.command()
@@ -60,19 +76,22 @@ def scenarios() -> None:
 @_scenario_option
 @_seed_option
 @_tz_option
+@_changefeed_option
+@_sink_uri_option
 @_protocol_option
 @_encoding_option
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: records/, manifest.json, truth/ (one sub-folder per encoding with --protocol all).")
 @click.option("--events", type=click.IntRange(min=1), default=None,
               help="Number of row events, for scenarios that take a size (e.g. large).")
-def generate_cmd(scenario: str, seed: int, time_zone: str, protocol: str, encoding: str | None, out: Path,
-                 events: int | None) -> None:
+def generate_cmd(scenario: str, seed: int, time_zone: str, changefeed: Path | None, sink_uri: str | None,
+                 protocol: str, encoding: str | None, out: Path, events: int | None) -> None:
     """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them."""
     encodings = resolve_encodings(protocol, encoding)
     for enc in encodings:
         target = out / enc if len(encodings) > 1 else out
-        manifest = generate(scenario, seed, config_for(scenario, enc, time_zone=time_zone), target, events=events)
+        manifest = generate(scenario, seed, _configure(scenario, enc, time_zone, changefeed, sink_uri), target,
+                            events=events)
         console.print(f"{enc}: {manifest['records']} records in {target}/records "
                       f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
 
@@ -106,6 +125,8 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @_scenario_option
 @_seed_option
 @_tz_option
+@_changefeed_option
+@_sink_uri_option
 @_protocol_option
 @_encoding_option
 @click.option("--consumer", default="spark", show_default=True,
@@ -115,13 +136,16 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write a JUnit XML file and a JSON summary into this folder.")
 @click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
-def run(scenario: str, seed: int, time_zone: str, protocol: str, encoding: str | None, consumer: str, work: Path,
-        report: Path | None, master: str | None) -> None:
+def run(scenario: str, seed: int, time_zone: str, changefeed: Path | None, sink_uri: str | None, protocol: str,
+        encoding: str | None, consumer: str, work: Path, report: Path | None, master: str | None) -> None:
     """Generate, consume and check; exit 0 only if every encoding conforms."""
     from .report import write_reports
     from .runner import run_encoding
 
     encodings = resolve_encodings(protocol, encoding)
+    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri) for enc in encodings}
+    config_args = " ".join(([f"--changefeed {shlex.quote(str(changefeed))}"] if changefeed else [])
+                           + ([f"--sink-uri {shlex.quote(sink_uri)}"] if sink_uri else []))
     spark = None
     if consumer == "spark":
         from .consumer.spark_job import spark_session
@@ -129,7 +153,8 @@ def run(scenario: str, seed: int, time_zone: str, protocol: str, encoding: str |
     results = []
     for enc in encodings:
         with console.status(f"{enc}: generating, consuming, checking…"):
-            results.append(run_encoding(scenario, seed, enc, work, consumer, spark, time_zone=time_zone))
+            results.append(run_encoding(scenario, seed, enc, work, consumer, spark, config=configs[enc],
+                                        config_args=config_args))
     table = Table(title=f"scenario {scenario}, seed {seed}, consumer {consumer}")
     for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
         table.add_column(col)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ticdc_generators.pipeline import config_for, generate
+from ticdc_generators.sink.config import SinkConfig
 
 from .checks.differential import Finding, TableVerdict, check_final_state
 from .errors import ConsumerError
@@ -31,6 +32,8 @@ class EncodingResult:
     protocol: str
     consumer: str
     time_zone: str = "UTC"
+    # Options that shaped the config beyond scenario and encoding, repeated in the replay command.
+    config_args: str = ""
     records: int = 0
     seconds: float = 0.0
     tables: list[TableVerdict] = field(default_factory=list)
@@ -49,6 +52,8 @@ class EncodingResult:
         cmd = f"ticdc-conformance run --scenario {self.scenario} --seed {self.seed} --protocol {self.encoding}"
         if self.time_zone != "UTC":
             cmd += f" --time-zone {shlex.quote(self.time_zone)}"
+        if self.config_args:
+            cmd += f" {self.config_args}"
         if self.consumer not in ("spark",):
             cmd += f" --consumer {shlex.quote(self.consumer)}"
         return cmd
@@ -97,9 +102,13 @@ def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=Non
 
 
 def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: str = "spark",
-                 spark=None, time_zone: str = "UTC") -> EncodingResult:
-    config = config_for(scenario, encoding, time_zone=time_zone)
-    result = EncodingResult(scenario, seed, encoding, config.protocol, consumer, time_zone=time_zone)
+                 spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
+                 config_args: str = "") -> EncodingResult:
+    """`config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
+    `config_args` are the command-line options that produced it, for the replay command."""
+    config = config or config_for(scenario, encoding, time_zone=time_zone)
+    result = EncodingResult(scenario, seed, encoding, config.protocol, consumer, time_zone=config.time_zone,
+                            config_args=config_args)
     case = Path(work) / scenario / encoding
     started = time.monotonic()
     manifest = generate(scenario, seed, config, case)

@@ -39,6 +39,22 @@ def config_for(scenario_name: str, encoding: str, **overrides) -> SinkConfig:
     return replace(base, **overrides) if overrides else base
 
 
+def configure(scenario_name: str, encoding: str, time_zone: str = "UTC", changefeed: Path | None = None,
+              sink_uri: str | None = None) -> SinkConfig:
+    """An encoding's config with a changefeed TOML and/or a sink URI applied on top (TiCDC's names)."""
+    from .sink.changefeed import ChangefeedConfigError, load_changefeed, parse_sink_uri
+
+    config = config_for(scenario_name, encoding, time_zone=time_zone)
+    if changefeed is not None:
+        config = load_changefeed(changefeed, config).sink
+    if sink_uri is not None:
+        config = parse_sink_uri(sink_uri, config).sink
+    if config.encoding != encoding:
+        raise ChangefeedConfigError(f"the changefeed configuration selects {config.encoding}, "
+                                    f"but the run asks for {encoding}")
+    return config
+
+
 def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, events: int | None = None) -> dict:
     """Writes DIR/records/, DIR/manifest.json and DIR/truth/; returns the manifest."""
     out = Path(out)

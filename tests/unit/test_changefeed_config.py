@@ -1,0 +1,93 @@
+"""Changefeed TOML and sink URI: TiCDC's own vocabulary in, SinkConfig out, nothing silently ignored."""
+from pathlib import Path
+
+import pytest
+
+from ticdc_generators.sink.changefeed import ChangefeedConfigError, parse_changefeed, parse_sink_uri
+from ticdc_generators.sink.config import SinkConfig
+
+REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"
+TOMLS = sorted(REFERENCE.glob("*/tests/integration_tests/**/*.toml"))
+BASE = SinkConfig(protocol="simple")
+# Options these reference configs use whose effect on the output is not simulated yet.
+NOT_YET = ("column-selectors", "large-message-handle-option", "large-message-handle-compression",
+           "claim-check-storage-uri", "send-all-bootstrap-at-start")
+
+
+def test_the_reference_configs_are_found():
+    assert len(TOMLS) >= 20
+
+
+@pytest.mark.parametrize("path", TOMLS, ids=lambda p: str(p.relative_to(REFERENCE)))
+def test_every_reference_changefeed_toml_is_understood(path):
+    try:
+        cf = parse_changefeed(path.read_text(), BASE)
+    except ChangefeedConfigError as e:
+        named = [o for o in NOT_YET if o in str(e)]
+        assert named and "unknown" not in str(e), str(e)
+        return
+    assert isinstance(cf.sink, SinkConfig)
+
+
+def test_applied_options_land_under_their_names():
+    cf = parse_changefeed("""
+force-replicate = true
+[integrity]
+integrity-check-level = "correctness"
+[sink]
+protocol = "canal-json"
+send-bootstrap-in-msg-count = 7
+dispatchers = [
+    {matcher = ['dispatcher.index'], partition = "index-value", index = "idx_a"},
+    {matcher = ['test.*'], topic = "{schema}_{table}"},
+    {matcher = ['old.*'], dispatcher = "ts"},
+]
+[sink.kafka-config]
+partition-num = 6
+kafka-version = "2.4.0"
+[sink.kafka-config.codec-config]
+enable-tidb-extension = true
+[sink.open]
+output-old-value = false
+""", BASE)
+    s = cf.sink
+    assert (s.protocol, s.partition_num, s.enable_tidb_extension, s.output_old_value, s.send_bootstrap_in_msg_count) \
+        == ("canal-json", 6, True, False, 7)
+    assert [(r.matcher, r.partition, r.index, r.topic) for r in s.dispatchers] == [
+        (("dispatcher.index",), "index-value", "idx_a", ""), (("test.*",), "default", "", "{schema}_{table}"),
+        (("old.*",), "ts", "", "")]
+    assert "integrity" in cf.without_effect and "sink.kafka-config.kafka-version" in cf.without_effect
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[sink]\nprotocl = 'canal-json'\n", "unknown changefeed option 'sink.protocl'"),
+    ("[sink.kafka-config.codec-config]\nenable-tidb-extention = true\n", "unknown changefeed option"),
+    ("bogus = 1\n", "unknown changefeed option 'bogus'"),
+    ("[sink]\ndispatchers = [{matcher=['*.*'], partition='ts', dispatcher='table'}]\n", "cannot be configured both"),
+    ("[sink]\nprotocol = 'maxwell'\n", "unknown protocol 'maxwell'"),
+    ("[sink.kafka-config.large-message-handle]\nlarge-message-handle-option = 'claim-check'\n", "not implement"),
+    ("[filter]\nrules = ['test.*']\n", "narrows which tables"),
+    ("[sink\n", "does not parse"),
+])
+def test_bad_or_unsimulated_options_get_a_clear_message(text, message):
+    with pytest.raises(ChangefeedConfigError, match=message):
+        parse_changefeed(text, BASE)
+
+
+def test_defaults_of_unsimulated_options_are_accepted():
+    cf = parse_changefeed("[sink.kafka-config.large-message-handle]\nlarge-message-handle-option = 'none'\n", BASE)
+    assert cf.sink == BASE
+
+
+def test_sink_uri():
+    cf = parse_sink_uri("kafka://127.0.0.1:9092/topic-name?kafka-version=2.4.0&protocol=canal-json"
+                        "&enable-tidb-extension=true&partition-num=4&max-message-bytes=1048576", BASE)
+    s = cf.sink
+    assert (s.topic, s.protocol, s.enable_tidb_extension, s.partition_num, s.max_message_bytes) == \
+        ("topic-name", "canal-json", True, 4, 1048576)
+    with pytest.raises(ChangefeedConfigError, match="unknown sink URI parameter 'protocl'"):
+        parse_sink_uri("kafka://h/t?protocl=canal-json", BASE)
+    with pytest.raises(ChangefeedConfigError, match="not a number"):
+        parse_sink_uri("kafka://h/t?partition-num=three", BASE)
+    with pytest.raises(ChangefeedConfigError, match="not a Kafka sink"):
+        parse_sink_uri("mysql://root@h:3306/", BASE)
