@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable, Optional
 
-from .model import DDL, DDLType, Op, ROWID, Row, TableSchema, Transaction
+from .model import DDL, DDLType, ROWID, Row, TableSchema, Transaction
 
 Name = tuple[str, str]
 
@@ -64,21 +64,22 @@ class TableStates:
             self._put(name, key, None, ts)
 
     def _apply_txn(self, txn: Transaction) -> None:
+        """A transaction's changes are collapsed per row, so they commute: every old image goes,
+        then every new image arrives. Applying them one by one would let a row that moves to a key
+        another row of the same transaction leaves (keys traded 1->2, 2->1) be removed again."""
         ts = txn.commit_ts
         for ch in txn.changes:
             name = (ch.table.schema, ch.table.table)
             if name not in self.rows:
                 raise ValueError(f"transaction at {ts} writes {name[0]}.{name[1]}, which does not exist")
-            t = self.schemas[name]
-            if ch.op is Op.INSERT:
-                self._put(name, t.row_key(ch.after), dict(ch.after), ts)
-            elif ch.op is Op.UPDATE:
-                old, new = t.row_key(ch.before), t.row_key(ch.after)
-                if old != new:
-                    self._put(name, old, None, ts)
-                self._put(name, new, dict(ch.after), ts)
-            else:
-                self._put(name, t.row_key(ch.before), None, ts)
+        for ch in txn.changes:
+            if ch.before is not None:
+                name = (ch.table.schema, ch.table.table)
+                self._put(name, self.schemas[name].row_key(ch.before), None, ts)
+        for ch in txn.changes:
+            if ch.after is not None:
+                name = (ch.table.schema, ch.table.table)
+                self._put(name, self.schemas[name].row_key(ch.after), dict(ch.after), ts)
 
     def _apply_ddl(self, ddl: DDL) -> None:
         ts, kind = ddl.commit_ts, ddl.ddl_type
