@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..model import DDL, DDLType, HistoryEvent, Op, Row, TableSchema, Transaction
+from ..model import DDL, ROWID, DDLType, HistoryEvent, Op, Row, TableSchema, Transaction
 from ..state import TableStates
 from .rows import is_valid, key_form
 
@@ -36,9 +36,11 @@ class HistoryError(AssertionError):
 
 
 def check_row(t: TableSchema, row: Row, time_zone: str = "UTC") -> None:
-    """Raises ValueError when `row` is not a full row of `t` with values its columns accept."""
-    if set(row) != set(t.column_names):
-        raise ValueError(f"columns {sorted(row)} != {sorted(t.column_names)}")
+    """Raises ValueError when `row` is not a full row of `t` with values its columns accept (and,
+    in a table without a handle key, its hidden row ID)."""
+    expected = set(t.column_names) | (set() if t.handle_key else {ROWID})
+    if set(row) != expected:
+        raise ValueError(f"columns {sorted(row)} != {sorted(expected)}")
     for c in t.columns:
         if not is_valid(c.type, row[c.name], nullable=c.nullable, time_zone=time_zone):
             raise ValueError(f"column {c.name} ({c.type.sql()}{'' if c.nullable else ' NOT NULL'}): "
@@ -48,8 +50,12 @@ def check_row(t: TableSchema, row: Row, time_zone: str = "UTC") -> None:
 
 
 def check_unique(t: TableSchema, rows: Iterable[Row]) -> None:
-    """Raises ValueError when two rows share a unique key (NULLs aside) or the handle key."""
-    for cols in [ix.columns for ix in t.indexes if ix.unique or ix.primary] + [t.handle_key]:
+    """Raises ValueError when two rows share a unique key (NULLs aside) or the handle key (the
+    hidden row ID in a table without one)."""
+    ids = [t.row_key(r) for r in rows]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"two rows with one {'handle key' if t.handle_key else 'hidden row ID'}")
+    for cols in [ix.columns for ix in t.indexes if ix.unique or ix.primary]:
         seen: set = set()
         for r in rows:
             k = key_form(t, cols, r)
@@ -103,7 +109,7 @@ def _check_txn(states: TableStates, txn: Transaction, time_zone: str, fail) -> N
         if (ch.op is Op.INSERT) != (ch.before is None) or (ch.op is Op.DELETE) != (ch.after is None):
             raise fail(f"{ch.op.value} with before={ch.before is not None} after={ch.after is not None}")
         if ch.before is not None:
-            k = t.key_of(ch.before)
+            k = t.row_key(ch.before)
             if states.rows[name].get(k) != ch.before:
                 raise fail(f"{ch.op.value} before-image {k} is not the row as it is: {states.rows[name].get(k)}")
             if (name, k) in seen_befores:
@@ -117,8 +123,8 @@ def _check_txn(states: TableStates, txn: Transaction, time_zone: str, fail) -> N
         try:
             check_row(t, ch.after, time_zone)
         except ValueError as exc:
-            raise fail(f"{ch.op.value} of {t.key_of(ch.after)}: {exc}") from None
-        k = t.key_of(ch.after)
+            raise fail(f"{ch.op.value} of {t.row_key(ch.after)}: {exc}") from None
+        k = t.row_key(ch.after)
         if k in expected[name]:
             raise fail(f"{ch.op.value} to key {k}, which a row holds")
         expected[name][k] = ch.after
@@ -150,8 +156,6 @@ def _check_ddl(states: TableStates, ddl: DDL, time_zone: str, fail) -> None:
             raise fail(f"table {name} exists")
         if ddl.table_after.schema not in states.databases:
             raise fail(f"no database {ddl.table_after.schema}")
-        if not ddl.table_after.handle_key:
-            raise fail("a table without a key")
     else:
         before = ddl.table_before
         if before is None or states.schemas.get((before.schema, before.table)) != before:
@@ -165,8 +169,6 @@ def _check_ddl(states: TableStates, ddl: DDL, time_zone: str, fail) -> None:
                 raise fail(f"rename target {new} exists")
             if ddl.table_after.schema_version != before.schema_version:
                 raise fail("RENAME TABLE changed the schema version")
-        elif ddl.table_after is not None and not ddl.table_after.handle_key:
-            raise fail("the DDL leaves the table without a key")
     states.apply(ddl)
     for name in ((ddl.table_after.schema, ddl.table_after.table),) if ddl.table_after is not None else ():
         t = states.schemas[name]

@@ -19,12 +19,12 @@ from typing import Any, Callable, Optional, Sequence
 
 from hypothesis import strategies as st
 
-from ..model import Column, HistoryEvent, Index, Row, TableSchema
+from ..model import ROWID, Column, HistoryEvent, Index, Row, TableSchema
 from ..types import DECIMAL_MAX_PRECISION, INTEGER_TYPES, TiDBType, charset_info
 from ..upstream import Rejected, TxnBuilder, Upstream
 from .names import fresh_name
 from .rows import default_values, draw_values, key_form
-from .schemas import TableSpec, draw_column, draw_table_spec, index_bytes, indexable, takes_literal_default
+from .schemas import ALL_SHAPES, KeyShape, TableSpec, draw_column, draw_table_spec, index_bytes, indexable, takes_literal_default
 from .types import is_key_type, tidb_types
 
 Draw = Callable[[Any], Any]
@@ -37,7 +37,6 @@ DDL_KINDS = (
     "truncate_table", "rename_table", "rename_tables", "drop_table", "create_tables",
     "add_partition", "drop_partition", "truncate_partition", "exchange_partition",
 )
-KINDS = ("transaction",) + DDL_KINDS
 STATEMENT_KINDS = ("insert", "update", "update_key", "delete")
 
 
@@ -46,7 +45,7 @@ class Driver:
 
     def __init__(self, upstream: Upstream, *, schemas: Sequence[str] = ("d0",), max_tables: int = 4,
                  max_statements: int = 4, max_columns: int = 5, types=None, partitions: bool = True,
-                 exotic_names: bool = False, key_cycles: bool = False,
+                 exotic_names: bool = False, shapes: Sequence[KeyShape] = ALL_SHAPES,
                  advance_ms=st.sampled_from((0, 1, 7, 400, 1000, 2500))) -> None:
         self.up = upstream
         self.schemas = tuple(schemas)
@@ -56,7 +55,7 @@ class Driver:
         self.types = types if types is not None else tidb_types()
         self.partitions = partitions
         self.exotic_names = exotic_names
-        self.key_cycles = key_cycles
+        self.shapes = tuple(shapes)
         self.advance_ms = advance_ms
         self.events: list[HistoryEvent] = []
         # Per transaction (by commit ts): the rows of each table it wrote to, as its statements
@@ -84,7 +83,7 @@ class Driver:
 
     def _pick_table(self, draw: Draw, pred: Callable[[TableSchema], bool] = lambda t: True) -> Optional[Name]:
         names = [n for n in self.tables() if pred(self.table(n))]
-        return draw(st.sampled_from(names)) if names else None
+        return choice(draw, names) if names else None
 
     def _fresh_table_name(self, draw: Draw, schema: str, avoid: set = frozenset()) -> str:
         taken = [t for s, t in self.up.state.schemas if s == schema] + list(avoid)
@@ -107,11 +106,12 @@ class Driver:
     # --- tables -------------------------------------------------------------------
     def draw_spec(self, draw: Draw, schema: Optional[str] = None, avoid: set = frozenset(),
                   partitioned: Optional[bool] = None) -> TableSpec:
-        schema = schema or draw(st.sampled_from(self.schemas))
+        schema = schema or choice(draw, self.schemas)
         if not self.partitions:
             partitioned = False
         return draw_table_spec(draw, schema=schema, table=self._fresh_table_name(draw, schema, avoid),
                                max_columns=self.max_columns, types=self.types, partitioned=partitioned,
+                               shapes=self.shapes,
                                exotic_names=self.exotic_names, time_zone=self.time_zone)
 
     def create_table(self, draw: Draw, partitioned: Optional[bool] = None) -> list[HistoryEvent]:
@@ -123,7 +123,7 @@ class Driver:
         """CREATE TABLES (a batch create job): two tables sharing one commit ts."""
         if len(self.tables()) + 2 > self.max_tables:
             return []
-        schema = draw(st.sampled_from(self.schemas))
+        schema = choice(draw, self.schemas)
         first = self.draw_spec(draw, schema)
         second = self.draw_spec(draw, schema, avoid={first.table})
         return self._record(self.up.create_tables, [first.create_kwargs(self.up), second.create_kwargs(self.up)])
@@ -140,7 +140,7 @@ class Driver:
         name = self._pick_table(draw)
         if name is None:
             return []
-        schema = draw(st.sampled_from(self.schemas))
+        schema = choice(draw, self.schemas)
         return self._record(self.up.rename_table, *name, schema, self._fresh_table_name(draw, schema))
 
     def rename_tables(self, draw: Draw) -> list[HistoryEvent]:
@@ -148,7 +148,7 @@ class Driver:
         names = self.tables()
         if len(names) < 2:
             return []
-        pair = draw(st.lists(st.sampled_from(names), min_size=2, max_size=2, unique=True))
+        pair = subset(draw, names, 2, 2)
         new1 = self._fresh_table_name(draw, pair[0][0])
         new2 = self._fresh_table_name(draw, pair[1][0], avoid={new1} if pair[1][0] == pair[0][0] else set())
         return self._record(self.up.rename_tables, [(pair[0], (pair[0][0], new1)), (pair[1], (pair[1][0], new2))])
@@ -173,7 +173,7 @@ class Driver:
         name = self._pick_table(draw, lambda t: len(self._plain_columns(t)) > 0 and len(t.columns) > 1)
         if name is None:
             return []
-        col = draw(st.sampled_from(self._plain_columns(self.table(name))))
+        col = choice(draw, self._plain_columns(self.table(name)))
         return self._record(self.up.drop_column, *name, col.name)
 
     def modify_column(self, draw: Draw) -> list[HistoryEvent]:
@@ -183,7 +183,7 @@ class Driver:
         if name is None:
             return []
         t = self.table(name)
-        col = draw(st.sampled_from(self._plain_columns(t)))
+        col = choice(draw, self._plain_columns(t))
         new_type = draw(_widenings(col.type, partitioned=t.partitioning is not None))
         nullable = col.nullable or draw(st.booleans())
         new = replace(col, type=new_type, nullable=nullable, default=None, has_default=False)
@@ -197,7 +197,7 @@ class Driver:
         candidates = [c for c in t.columns if takes_literal_default(c.type)]
         if not candidates:
             return []
-        col = draw(st.sampled_from(candidates))
+        col = choice(draw, candidates)
         default = draw(default_values(col, time_zone=self.time_zone) | _NONE_S)
         if default is _NONE:
             return []
@@ -212,14 +212,14 @@ class Driver:
         if name is None:
             return []
         t = self.table(name)
-        kind = draw(st.sampled_from(("index", "unique", "primary")))
+        kind = choice(draw, ("index", "unique", "primary"))
         if kind == "primary" and t.primary_key is not None:
             kind = "unique"
         unique = kind != "index"
         pool = [c.name for c in t.columns if (is_key_type(c.type) if unique else index_bytes(c.type) is not None)]
         if not pool:
             return []
-        cols = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2, unique=True))
+        cols = subset(draw, pool, 1, 2)
         if unique and t.partitioning is not None and t.partitioning.column not in cols:
             cols.append(t.partitioning.column)
         if not indexable([t.column(c) for c in cols]):
@@ -244,7 +244,7 @@ class Driver:
         name = self._pick_table(draw, lambda t: len(t.indexes) > 0)
         if name is None:
             return []
-        ix = draw(st.sampled_from(self.table(name).indexes))
+        ix = choice(draw, self.table(name).indexes)
         return self._record(self.up.drop_index, *name, ix.name)
 
     # --- partitions ---------------------------------------------------------------
@@ -265,14 +265,14 @@ class Driver:
         name = self._pick_table(draw, lambda t: self._partitioned(t) and len(t.partitioning.partitions) > 1)
         if name is None:
             return []
-        p = draw(st.sampled_from(self.table(name).partitioning.partitions))
+        p = choice(draw, self.table(name).partitioning.partitions)
         return self._record(self.up.drop_partition, *name, p.name)
 
     def truncate_partition(self, draw: Draw) -> list[HistoryEvent]:
         name = self._pick_table(draw, self._partitioned)
         if name is None:
             return []
-        p = draw(st.sampled_from(self.table(name).partitioning.partitions))
+        p = choice(draw, self.table(name).partitioning.partitions)
         return self._record(self.up.truncate_partition, *name, p.name)
 
     def exchange_partition(self, draw: Draw) -> list[HistoryEvent]:
@@ -283,7 +283,7 @@ class Driver:
         if name is None:
             return []
         t = self.table(name)
-        p = draw(st.sampled_from(t.partitioning.partitions))
+        p = choice(draw, t.partitioning.partitions)
         targets = [n for n in self.tables() if _exchangeable(t, self.table(n))]
         out: list[HistoryEvent] = []
         if not targets or draw(st.integers(0, 3)) == 0:
@@ -297,7 +297,7 @@ class Driver:
             targets = [nt]
             if draw(st.booleans()):
                 out += self._fill_for_partition(draw, t, p, nt)
-        other = draw(st.sampled_from(targets))
+        other = choice(draw, targets)
         return out + self._record(self.up.exchange_partition, *name, p.name, *other)
 
     def _fill_for_partition(self, draw: Draw, pt: TableSchema, p, nt: Name) -> list[HistoryEvent]:
@@ -318,7 +318,7 @@ class Driver:
                    col.name: draw(st.integers(lo, hi))}
             if _fits(t, current, row):
                 tx.insert(t, row)
-                current[t.key_of(row)] = row
+                current[t.row_key(row)] = row
         if not tx.changes():
             return []
         txn = self._record(lambda: [self.up.commit(tx, draw(self.advance_ms))])
@@ -339,64 +339,13 @@ class Driver:
         names = [only] if only is not None else self.tables()
         if not names:
             return []
-        count = draw(statements if statements is not None else st.integers(1, self.max_statements))
-        tx = TxnBuilder()
-        written: dict[Name, dict[tuple, Row]] = {}
-        track = _Entries()
-        last: Optional[tuple[Name, tuple]] = None
-        for _ in range(count):
-            name = last[0] if same_row and last is not None else draw(st.sampled_from(names))
-            t = self.table(name)
-            current = written.setdefault(name, dict(self.up.rows(*name)))
-            kind = draw(st.sampled_from(tuple(kinds)))
-            if kind == "insert" or not current:
-                row = draw_values(draw, t, t.column_names, time_zone=self.time_zone)
-                if not _fits(t, current, row):
-                    continue
-                tx.insert(t, row)
-                current[t.key_of(row)] = row
-                track.insert((name, t.key_of(row)))
-                last = (name, t.key_of(row))
-                continue
-            again = last is not None and last[0] == name and last[1] in current
-            if again and (same_row if same_row is not None else draw(st.booleans())):
-                key = last[1]  # the same row again: changes pile up on one row
-            else:
-                key = draw(st.sampled_from(list(current)))
-            before = current[key]
-            if kind == "delete":
-                tx.delete(t, before)
-                del current[key]
-                track.delete((name, key), before)
-                last = None
-                continue
-            handle = set(t.handle_key)
-            left = track.left_keys(name)
-            if kind == "update_key" and left and draw(st.integers(0, 2)) == 0:
-                # Onto a key another statement of this transaction left.
-                fresh = track.left[(name, draw(st.sampled_from(left)))][1]
-                chosen = list(t.handle_key)
-            else:
-                pool = [c for c in t.column_names if (c in handle) == (kind == "update_key")]
-                if not pool:
-                    continue
-                chosen = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=len(pool), unique=True))
-                fresh = draw_values(draw, t, chosen, time_zone=self.time_zone)
-            after = {**before, **{c: fresh[c] for c in chosen}}
-            new_key = t.key_of(after)
-            if new_key != key:
-                if key_form(t, t.handle_key, after) == key_form(t, t.handle_key, before):
-                    continue  # equal under the collation: neither TiDB's key change nor an in-place update
-                if not self.key_cycles and track.cycles((name, key), (name, new_key)):
-                    continue  # see the note on `key_cycles` in strategies/histories.py
-            others = {k: r for k, r in current.items() if k != key}
-            if not _fits(t, others, after):
-                continue
-            tx.update(t, before, after)
-            del current[key]
-            current[new_key] = after
-            track.move((name, key), (name, new_key), before)
-            last = (name, new_key)
+        count = draw(statements) if statements is not None else self.max_statements
+        ctx = _Txn(names, tuple(kinds), same_row)
+        for i in range(count):
+            more = statements is not None or i == 0
+            if in_span(draw, lambda d: self._statement(d, ctx, more)) is _STOP:
+                break
+        tx, written = ctx.tx, ctx.written
         if not tx.changes():
             return []
         try:
@@ -407,64 +356,128 @@ class Driver:
         self.written[txn.commit_ts] = written
         return [txn]
 
+    def _new_rowid(self, name: Name, current: dict[tuple, Row]) -> int:
+        """A hidden row ID for a new row of a table without a handle key. The upstream model hands
+        them out per table *name*, so after a RENAME it hands out IDs the table's rows already
+        hold; those are passed over, as TiDB's per-table allocator never repeats one."""
+        while True:
+            rowid = self.up.new_rowid(*name)
+            if (rowid,) not in current:
+                return rowid
 
+    def _statement(self, draw: Draw, ctx: "_Txn", more: bool) -> object:
+        """One statement of a transaction being built (None when it is left out: a key taken, a
+        key cycle, nothing to change); first, unless `more`, the choice to stop (_STOP)."""
+        if not more and draw(_MORE) == 0:
+            return _STOP  # "no more statements": the simplest choice, so transactions shrink short
+        name = ctx.last[0] if ctx.same_row and ctx.last is not None else choice(draw, ctx.names)
+        t = self.table(name)
+        current = ctx.written.setdefault(name, dict(self.up.rows(*name)))
+        kind = choice(draw, ctx.kinds)
+        if kind == "insert" or not current:
+            row = draw_values(draw, t, t.column_names, time_zone=self.time_zone)
+            if not _fits(t, current, row):
+                return None
+            if not t.handle_key:
+                row[ROWID] = self._new_rowid(name, current)
+            ctx.tx.insert(t, row)
+            current[t.row_key(row)] = row
+            ctx.last = (name, t.row_key(row))
+            return None
+        again = ctx.last is not None and ctx.last[0] == name and ctx.last[1] in current
+        if again and (ctx.same_row if ctx.same_row is not None else draw(st.booleans())):
+            key = ctx.last[1]  # the same row again: changes pile up on one row
+        else:
+            key = choice(draw, list(current))
+        before = current[key]
+        if kind == "delete":
+            ctx.tx.delete(t, before)
+            del current[key]
+            ctx.left[(name, key)] = before
+            ctx.last = None
+            return None
+        handle = set(t.handle_key)
+        left = [k for n, k in ctx.left if n == name]
+        if kind == "update_key" and left and draw(st.booleans()):
+            # Onto a key another statement of this transaction left (rows may trade keys).
+            fresh = ctx.left[(name, choice(draw, left))]
+            chosen = list(t.handle_key)
+        else:
+            pool = [c for c in t.column_names if (c in handle) == (kind == "update_key")]
+            if not pool:
+                return None
+            chosen = subset(draw, pool)
+            fresh = draw_values(draw, t, chosen, time_zone=self.time_zone)
+        after = {**before, **{c: fresh[c] for c in chosen}}
+        new_key = t.row_key(after)
+        if new_key != key:
+            if key_form(t, t.handle_key, after) == key_form(t, t.handle_key, before):
+                return None  # equal under the collation: neither TiDB's key change nor an in-place update
+        others = {k: r for k, r in current.items() if k != key}
+        if not _fits(t, others, after):
+            return None
+        ctx.tx.update(t, before, after)
+        del current[key]
+        current[new_key] = after
+        if new_key != key:
+            ctx.left[(name, key)] = before
+        ctx.last = (name, new_key)
+        return None
+
+
+
+def choice(draw: Draw, seq: Sequence):
+    """One element of `seq`, shrinking toward the first (through a cached integer strategy:
+    cheaper than building `sampled_from` over a fresh list at every draw)."""
+    seq = list(seq)
+    return seq[draw(st.integers(0, len(seq) - 1))]  # drawn even from one: keeps later choices in place
+
+
+def subset(draw: Draw, seq: Sequence, min_size: int = 1, max_size: Optional[int] = None) -> list:
+    """Distinct elements of `seq`, in the order drawn."""
+    seq = list(seq)
+    top = len(seq) if max_size is None else min(max_size, len(seq))
+    return [seq[i] for i in draw(st.lists(st.integers(0, len(seq) - 1), min_size=min_size, max_size=top, unique=True))]
+
+
+class _Txn:
+    """A transaction being drawn: its builder, the rows as its statements leave them, the keys
+    its statements left."""
+
+    def __init__(self, names: list, kinds: tuple, same_row: Optional[bool]) -> None:
+        self.names, self.kinds, self.same_row = names, kinds, same_row
+        self.tx = TxnBuilder()
+        self.written: dict[Name, dict[tuple, Row]] = {}
+        self.left: dict[tuple[Name, tuple], Row] = {}  # keys rows left (deleted or moved), the row then
+        self.last: Optional[tuple[Name, tuple]] = None
+
+
+@st.composite
+def _span(draw, fn: Callable[[Draw], Any]) -> Any:
+    return fn(draw)
+
+
+def in_span(draw: Draw, fn: Callable[[Draw], Any]) -> Any:
+    """`fn(draw)` with its choices grouped into one span, which the shrinker can drop whole."""
+    return draw(_span(fn))
+
+
+_STOP = object()
 _NONE = object()
 _NONE_S = st.just(_NONE)
-
-
-class _Entries:
-    """Mirrors TxnBuilder's per-row entries (one per row touched, in first-touch order) and which
-    entry left which key, to tell when a move would form a key cycle: a row whose entry comes
-    first moving onto a key that a later entry's row left. Its collapsed changes then depend on
-    the order they are applied in (the earlier UPDATE lands on the key the later one still holds)."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.live: dict[tuple, int] = {}
-        self.deleted: dict[tuple, int] = {}
-        self.left: dict[tuple, tuple[int, Row]] = {}  # key -> (latest entry that left it, that row)
-
-    def _touch(self, key: tuple) -> int:
-        if key not in self.live:
-            self.live[key] = self.n
-            self.n += 1
-        return self.live[key]
-
-    def insert(self, key: tuple) -> None:
-        i = self.deleted.pop(key, None)
-        if i is None:
-            i, self.n = self.n, self.n + 1
-        self.live[key] = i
-
-    def delete(self, key: tuple, row: Row) -> None:
-        i = self._touch(key)
-        del self.live[key]
-        self.deleted[key] = i
-        self._leave(key, i, row)
-
-    def move(self, old: tuple, new: tuple, row: Row) -> None:
-        i = self._touch(old)
-        if new != old:
-            del self.live[old]
-            self.live[new] = i
-            self._leave(old, i, row)
-
-    def _leave(self, key: tuple, i: int, row: Row) -> None:
-        if key not in self.left or self.left[key][0] < i:
-            self.left[key] = (i, row)
-
-    def left_keys(self, name: Name) -> list[tuple]:
-        return [k for (n, k) in self.left if n == name]
-
-    def cycles(self, old: tuple, new: tuple) -> bool:
-        i = self.live.get(old, self.n)  # a row not touched yet gets the next entry
-        return new in self.left and self.left[new][0] > i
+_MORE = st.integers(0, 2)
 
 
 def _fits(t: TableSchema, current: dict[tuple, Row], row: Row) -> bool:
-    """Whether `row` may join `current` (rows of `t` keyed by handle key): its handle key and
-    every unique key (NULLs aside) free under the columns' collations, as TiDB checks per statement."""
-    if t.key_of(row) in current:
+    """Whether `row` may join `current` (rows of `t` by row key): its handle key and every unique
+    key (NULLs aside) free under the columns' collations, as TiDB checks per statement. In a table
+    without a handle key no row may be another's twin: consumers tell such rows apart by their
+    images alone."""
+    if not t.handle_key:
+        image = {c: row[c] for c in t.column_names}
+        if any({c: r[c] for c in t.column_names} == image for r in current.values()):
+            return False
+    elif t.row_key(row) in current:
         return False
     for ix in t.indexes:
         if not (ix.unique or ix.primary):
@@ -474,6 +487,8 @@ def _fits(t: TableSchema, current: dict[tuple, Row], row: Row) -> bool:
             continue
         if any(key_form(t, ix.columns, r) == k for r in current.values()):
             return False
+    if not t.handle_key:
+        return True
     hk = key_form(t, t.handle_key, row)
     return not any(key_form(t, t.handle_key, r) == hk for r in current.values())
 

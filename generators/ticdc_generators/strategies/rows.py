@@ -58,14 +58,15 @@ def default_values(column: Column, *, time_zone: str = "UTC") -> SearchStrategy[
 
 
 def pads_space(t: TiDBType) -> bool:
-    """Whether trailing spaces are ignored when TiDB compares values of `t` (PAD SPACE)."""
-    return (t.is_text or t.base in ("enum", "set")) and type_collation(t).pad_space
+    """Whether trailing spaces are ignored when TiDB compares strings of `t` (PAD SPACE)."""
+    return t.is_text and type_collation(t).pad_space
 
 
 def collation_form(t: TiDBType, v: Any) -> Any:
     """`v` as TiDB's comparisons under the column's collation see it: two values of a unique key
-    collide in TiDB exactly when their collation forms are equal."""
-    if not isinstance(v, str) or not (t.is_text or t.base in ("enum", "set")):
+    collide in TiDB exactly when their collation forms are equal. (ENUM and SET keys hold the
+    member number / bitmask, which distinct members never share.)"""
+    if not isinstance(v, str) or not t.is_text:
         return v
     coll = type_collation(t)
     if coll.pad_space:
@@ -122,5 +123,6 @@ def draw_values(draw, table: TableSchema, names: Iterable[str], *, time_zone: st
 def rows(table: TableSchema, *, time_zone: str = "UTC") -> SearchStrategy[Row]:
     """A full row (every column, in table order) valid for `table`."""
     keys = unique_column_names(table)
-    return st.fixed_dictionaries({c.name: column_values(table, c, time_zone=time_zone, keys=keys)
-                                  for c in table.columns})
+    names = table.column_names
+    return st.tuples(*[column_values(table, c, time_zone=time_zone, keys=keys) for c in table.columns]).map(
+        lambda vs: dict(zip(names, vs)))

@@ -7,7 +7,9 @@ against an upstream model, `spec.to_schema()` gives a stand-alone `TableSchema`.
 - CLUSTERED: a single-column non-integer clustered primary key;
 - COMPOSITE: a primary key over two or three columns, clustered or not;
 - NONCLUSTERED: a single-column NONCLUSTERED primary key (the handle is a hidden row ID);
-- UNIQUE_NOT_NULL: no primary key, a NOT NULL unique key takes its place.
+- UNIQUE_NOT_NULL: no primary key, a NOT NULL unique key takes its place;
+- NO_KEY: neither (unique keys over nullable columns at most): TiDB tells rows apart by a
+  hidden row ID, which the upstream model keeps in each row under `model.ROWID`.
 
 Partitioned tables partition by RANGE on an integer column of the key; TiDB wants every unique
 key to hold the partitioning column, and so do these strategies.
@@ -37,6 +39,7 @@ class KeyShape(str, Enum):
     COMPOSITE = "composite"
     NONCLUSTERED = "nonclustered"
     UNIQUE_NOT_NULL = "unique-not-null"
+    NO_KEY = "no-key"
 
 
 ALL_SHAPES = tuple(KeyShape)
@@ -136,12 +139,22 @@ class TableSpec:
                            partitioning=part(table_id) if part else None)
 
 
+_MORE = st.integers(0, 3)
+
+
+@st.composite
+def _extra_column(draw, taken: tuple[str, ...], types, exotic_names: bool, time_zone: str) -> Optional[Column]:
+    """None ("no more columns"), else a column with a name not in `taken`; one span per column."""
+    if draw(_MORE) == 0:
+        return None
+    return draw_column(draw, fresh_name(draw, taken, exotic=exotic_names), types=types, time_zone=time_zone)
 _KEY_COLUMN_TYPES = {
     KeyShape.INT_HANDLE: st.lists(integer_types(), min_size=1, max_size=1),
     KeyShape.CLUSTERED: st.lists(key_types().filter(lambda t: not t.is_integer), min_size=1, max_size=1),
     KeyShape.COMPOSITE: st.lists(key_types(), min_size=2, max_size=3),
     KeyShape.NONCLUSTERED: st.lists(key_types(), min_size=1, max_size=2),
     KeyShape.UNIQUE_NOT_NULL: st.lists(key_types(), min_size=1, max_size=2),
+    KeyShape.NO_KEY: st.just([]),
 }
 
 
@@ -171,15 +184,22 @@ def draw_table_spec(draw, *, schema: str = "d0", table: Optional[str] = None,
     """`table_specs`, drawn with a `draw` of the caller's (a composite's, or `st.data().draw`)."""
     shape = draw(st.sampled_from(tuple(shapes)))
     key_ts = draw(_KEY_COLUMN_TYPES[shape])
-    n_extra = draw(st.integers(0, max(0, max_columns - len(key_ts))))
     names: list[str] = []
-    for _ in range(len(key_ts) + n_extra):
+    for _ in key_ts:
         names.append(fresh_name(draw, names, exotic=exotic_names))
     if table is None:
         table = draw(identifiers(exotic=exotic_names))
     key_cols = [Column(n, t, nullable=False) for n, t in zip(names, key_ts)]
     key_names = tuple(c.name for c in key_cols)
-    extra = [draw_column(draw, n, types=types, time_zone=time_zone) for n in names[len(key_ts):]]
+    # Further columns one at a time, each after a "more?" choice whose simplest value is "no", so
+    # a shrinking example sheds columns one by one.
+    extra: list[Column] = []
+    while len(names) < max_columns:
+        col = draw(_extra_column(tuple(names), types, exotic_names, time_zone))
+        if col is None:
+            break
+        names.append(col.name)
+        extra.append(col)
 
     indexes: list[Index] = []
     pk_is_handle = False
@@ -192,8 +212,12 @@ def draw_table_spec(draw, *, schema: str = "d0", table: Optional[str] = None,
         indexes.append(Index("PRIMARY", key_names, primary=True, unique=True, clustered=draw(st.booleans())))
     elif shape is KeyShape.NONCLUSTERED:
         indexes.append(Index("PRIMARY", key_names, primary=True, unique=True, clustered=False))
-    else:
+    elif shape is KeyShape.UNIQUE_NOT_NULL:
         indexes.append(Index("uk", key_names, unique=True))
+    if shape is KeyShape.NO_KEY and not extra:
+        extra.append(draw_column(draw, fresh_name(draw, names, exotic=exotic_names), types=types,
+                                 time_zone=time_zone))
+        names.append(extra[-1].name)
 
     part_col: Optional[Column] = None
     bounds: tuple = ()
@@ -206,10 +230,12 @@ def draw_table_spec(draw, *, schema: str = "d0", table: Optional[str] = None,
     taken = {name_key(ix.name) for ix in indexes}
     by_name = {c.name: c for c in key_cols + extra}
     for unique in (False, True):
-        pool = [c for c in extra if (is_key_type(c.type) if unique else index_bytes(c.type) is not None)]
+        # (A unique key over NOT NULL columns would give a NO_KEY table a handle.)
+        pool = [c for c in extra if (is_key_type(c.type) and (c.nullable or shape is not KeyShape.NO_KEY)
+                                     if unique else index_bytes(c.type) is not None)]
         if not pool or not draw(st.booleans()):
             continue
-        chosen = draw(st.lists(st.sampled_from([c.name for c in pool]), min_size=1, max_size=2, unique=True))
+        chosen = [pool[i].name for i in draw(st.lists(st.integers(0, len(pool) - 1), min_size=1, max_size=2, unique=True))]
         if unique and part_col is not None and part_col.name not in chosen:
             chosen.append(part_col.name)
         if not indexable([by_name[c] for c in chosen]):

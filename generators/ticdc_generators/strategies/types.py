@@ -213,7 +213,7 @@ def key_types(*, integers_only: bool = False) -> SearchStrategy[TiDBType]:
 def is_key_type(t: TiDBType) -> bool:
     """Whether `t` may sit in a key built by these strategies (see `key_types`)."""
     if t.is_integer or t.base in ("decimal", "date", "datetime", "timestamp", "time", "year", "enum", "bit"):
-        return t.base != "enum" or type_collation(t).name in KEY_COLLATIONS
+        return True
     if t.base in ("char", "varchar"):
         return t.effective_flen <= 64 and type_collation(t).name in KEY_COLLATIONS
     if t.base in ("binary", "varbinary"):
