@@ -367,7 +367,7 @@ class Driver:
 
     def _statement(self, draw: Draw, ctx: "_Txn", more: bool) -> object:
         """One statement of a transaction being built (None when it is left out: a key taken, a
-        key cycle, nothing to change); first, unless `more`, the choice to stop (_STOP)."""
+        twin, nothing to change); first, unless `more`, the choice to stop (_STOP)."""
         if not more and draw(_MORE) == 0:
             return _STOP  # "no more statements": the simplest choice, so transactions shrink short
         name = ctx.last[0] if ctx.same_row and ctx.last is not None else choice(draw, ctx.names)

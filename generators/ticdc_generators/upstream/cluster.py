@@ -42,7 +42,7 @@ class Upstream:
         self.time_zone = time_zone
         self._next_id = first_id
         self.state = TableStates(keep_history=keep_history)
-        self._rowids: dict[Name, int] = {}
+        self._rowids: dict[int, int] = {}
 
     # --- helpers ------------------------------------------------------------------
     def new_id(self) -> int:
@@ -336,10 +336,11 @@ class Upstream:
 
     # --- data ---------------------------------------------------------------------
     def new_rowid(self, schema: str, table: str) -> int:
-        """The next hidden row ID of a table without a handle key (TiDB allocates them per table)."""
-        name = (schema, table)
-        self._rowids[name] = self._rowids.get(name, 0) + 1
-        return self._rowids[name]
+        """The next hidden row ID of a table without a handle key. TiDB allocates them per table ID,
+        so a renamed table goes on counting where it was."""
+        table_id = self.table(schema, table).table_id
+        self._rowids[table_id] = self._rowids.get(table_id, 0) + 1
+        return self._rowids[table_id]
 
     def commit(self, txn: TxnBuilder, advance_ms: int = 0) -> Transaction:
         """Commits a built transaction at the next TSOs (start ts, then commit ts)."""

@@ -96,7 +96,7 @@ def _float_edges(single: bool) -> list[Edge]:
 
 
 def _fixed_round(v: float, d: int, single: bool) -> float:
-    r = round(v, d)
+    r = float(round(v, d))  # round(int, 0) stays an int; the column holds a float
     return f32(r) if single else r
 
 
