@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The project's shared/ folder (specifications, real TiCDC artifacts) stands beside the checkout.
+SHARED = next((p for p in (ROOT.parent / "shared", Path("/work/shared")) if p.exists()), ROOT.parent / "shared")
 CLI = [sys.executable, "-m", "ticdc_conformance"]
 
 

@@ -1,12 +1,13 @@
 """Changefeed TOML and sink URI: TiCDC's own vocabulary in, SinkConfig out, nothing silently ignored."""
-from pathlib import Path
 
 import pytest
 
 from ticdc_generators.sink.changefeed import ChangefeedConfigError, parse_changefeed, parse_sink_uri
 from ticdc_generators.sink.config import SinkConfig
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference"
+from ..conftest import SHARED
+
+REFERENCE = SHARED / "reference"
 TOMLS = sorted(REFERENCE.glob("*/tests/integration_tests/**/*.toml"))
 BASE = SinkConfig(protocol="simple")
 # Options these reference configs use whose effect on the output is not simulated yet.

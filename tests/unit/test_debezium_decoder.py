@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import copy
 import struct
-from pathlib import Path
 
 import cramjam
 import lz4.frame
@@ -21,7 +20,9 @@ from ticdc_conformance.protocols.debezium import describe_fidelity, new_decoder,
 from ticdc_generators.kafka_record import KafkaRecord
 from ticdc_generators.types import ALL_BASE_TYPES, TiDBType, datetime, decimal, int_type, varchar
 
-REF = Path("/work/shared/reference/ticdc/pkg/sink/codec/debezium/testdata")
+from ..conftest import SHARED
+
+REF = (SHARED / "reference/ticdc/pkg/sink/codec/debezium/testdata")
 NO_SCHEMA = {"debezium-disable-schema": True}
 EXT = {"enable-tidb-extension": True}
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import pytest
 
@@ -22,7 +21,9 @@ from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
 from ticdc_generators.types import TiDBType, decimal, int_type, varchar
 
-TESTDATA = Path("/work/shared/reference/ticdc/pkg/sink/codec/debezium/testdata")
+from ..conftest import SHARED
+
+TESTDATA = (SHARED / "reference/ticdc/pkg/sink/codec/debezium/testdata")
 T0 = 1701326309000  # the fake-clock instant TiCDC's codec tests use (time.Unix(1701326309, 0))
 
 

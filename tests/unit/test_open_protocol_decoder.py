@@ -4,7 +4,6 @@ from __future__ import annotations
 import base64
 import json
 import tracemalloc
-from pathlib import Path
 from typing import Any, Optional
 
 import cramjam
@@ -28,7 +27,9 @@ from ticdc_generators.canonical import value_to_json
 from ticdc_generators.kafka_record import KafkaRecord
 from ticdc_generators.types import ALL_BASE_TYPES, TiDBType
 
-REFERENCE = Path("/work/shared/reference/tiflow/examples/java/src/test/resources/data")
+from ..conftest import SHARED
+
+REFERENCE = (SHARED / "reference/tiflow/examples/java/src/test/resources/data")
 TOPIC, PARTITION, OFFSET = "op-topic", 2, 41
 U64_MAX = 2**64 - 1
 ALL_BYTES = bytes(range(256))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import random
 import struct
-from pathlib import Path
 
 import orjson
 import pytest
@@ -30,7 +29,9 @@ from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
 from ticdc_generators.types import TiDBType, blob, datetime, decimal, int_type, varchar
 
-REFERENCE = Path("/work/shared/reference/tiflow/examples/java/src/test/resources/data")
+from ..conftest import SHARED
+
+REFERENCE = (SHARED / "reference/tiflow/examples/java/src/test/resources/data")
 
 
 # --- helpers --------------------------------------------------------------------------------

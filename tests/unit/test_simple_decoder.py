@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-from pathlib import Path
 
 import cramjam
 import fastavro
@@ -26,8 +25,10 @@ from ticdc_generators.canonical import value_to_json
 from ticdc_generators.kafka_record import KafkaRecord
 from ticdc_generators.types import ALL_BASE_TYPES, TiDBType
 
+from ..conftest import SHARED
+
 REFERENCE_SCHEMA = fastavro.parse_schema(json.loads(
-    Path("/work/shared/reference/ticdc/pkg/sink/codec/simple/message.json").read_text()))
+    (SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json").read_text()))
 NS = "com.pingcap.simple.avro."
 TOPIC = "simple-topic"
 PARTITION = 2

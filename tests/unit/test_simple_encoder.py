@@ -6,7 +6,6 @@ import io
 import json
 import re
 from dataclasses import replace
-from pathlib import Path
 
 import cramjam
 import fastavro
@@ -27,8 +26,10 @@ from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, Wat
 from ticdc_generators.tso import compose, physical_ms
 from ticdc_generators.types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
 
-SPEC = Path("/work/shared/specs/004_c321302fd88c8969.txt")
-REFERENCE_SCHEMA = Path("/work/shared/reference/ticdc/pkg/sink/codec/simple/message.json")
+from ..conftest import SHARED
+
+SPEC = (SHARED / "specs/004_c321302fd88c8969.txt")
+REFERENCE_SCHEMA = (SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json")
 NS = "com.pingcap.simple.avro"
 
 
