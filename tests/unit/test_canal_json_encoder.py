@@ -10,7 +10,6 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ticdc_generators import tso
 from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.canal_json import PROTOCOL, MessageTooLargeError

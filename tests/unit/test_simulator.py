@@ -3,7 +3,6 @@
 The protocol encoder is replaced by one that writes each event's kind into the message, so these
 tests see exactly what the simulator sent where, independent of any protocol's bytes.
 """
-from dataclasses import replace
 
 import pytest
 
