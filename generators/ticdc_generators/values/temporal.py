@@ -223,6 +223,16 @@ def _dt_re(fsp: int) -> re.Pattern:
     return re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})" + _frac_re(fsp))
 
 
+def _match_datetime(v, pattern: re.Pattern, fsp: int) -> re.Match:
+    """The DATETIME/TIMESTAMP text form: a string 'YYYY-MM-DD HH:MM:SS' with exactly fsp digits."""
+    if not isinstance(v, str):
+        raise ValueError(f"expected str, got {type(v).__name__}")
+    m = pattern.fullmatch(v)
+    if not m:
+        raise ValueError(f"{v!r} is not 'YYYY-MM-DD HH:MM:SS' with exactly {fsp} fraction digits")
+    return m
+
+
 def datetime_family(t: TiDBType, allow: frozenset[str]) -> Family:
     fsp = t.decimal or 0
     top = max_fraction(fsp)
@@ -250,11 +260,7 @@ def datetime_family(t: TiDBType, allow: frozenset[str]) -> Family:
     pattern = _dt_re(fsp)
 
     def check(v) -> None:
-        if not isinstance(v, str):
-            raise ValueError(f"expected str, got {type(v).__name__}")
-        m = pattern.fullmatch(v)
-        if not m:
-            raise ValueError(f"{v!r} is not 'YYYY-MM-DD HH:MM:SS' with exactly {fsp} fraction digits")
+        m = _match_datetime(v, pattern, fsp)
         y, mo, d, hh, mi, ss = (int(x) for x in m.groups()[:6])
         _check_date_parts(y, mo, d, allow)
         if hh > 23 or mi > 59 or ss > 59:
@@ -299,11 +305,7 @@ def timestamp_family(t: TiDBType, allow: frozenset[str], time_zone: str) -> Fami
     pattern = _dt_re(fsp)
 
     def check(v) -> None:
-        if not isinstance(v, str):
-            raise ValueError(f"expected str, got {type(v).__name__}")
-        m = pattern.fullmatch(v)
-        if not m:
-            raise ValueError(f"{v!r} is not 'YYYY-MM-DD HH:MM:SS' with exactly {fsp} fraction digits")
+        m = _match_datetime(v, pattern, fsp)
         if v == zero:
             if "zero-dates" not in allow:
                 raise ValueError("the zero TIMESTAMP needs sql_mode without NO_ZERO_DATE")
