@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qsl, urlparse
 
-from .config import DispatchRule, SinkConfig
+from .config import ColumnSelector, DispatchRule, SinkConfig
 
 APPLIED = "applied"
 NO_EFFECT = "no effect on Kafka output"
@@ -34,7 +34,11 @@ _TOP = {k: NO_EFFECT for k in (
     "enable-table-monitor", "ignore-ineligible-table", "performance-mode", "enable-active-active",
     "active-active-progress-interval", "active-active-sync-stats-interval", "event-collector-batch-count",
     "event-collector-batch-bytes", "enable-old-value")}
-_SECTIONS_NO_EFFECT = ("mounter", "consistent", "scheduler", "integrity", "synced-status")
+_SECTIONS_NO_EFFECT = ("mounter", "consistent", "scheduler", "synced-status")
+# [integrity] (TiCDC pkg/config/integrity.go): with "correctness" TiCDC computes row checksums and
+# the Simple and Debezium-free encoders carry them; the handling level only decides what TiCDC
+# does on a mismatch, which the simulator never produces.
+_INTEGRITY = {"integrity-check-level": "integrity_check_level", "corruption-handle-level": NO_EFFECT}
 _SINK = {
     "protocol": "protocol",
     "only-output-updated-columns": "only_output_updated_columns",
@@ -45,8 +49,7 @@ _SINK = {
     "send-bootstrap-to-all-partition": "send_bootstrap_to_all_partition",
     "debezium-disable-schema": "debezium_disable_schema",
     "output-raw-change-event": "output_raw_change_event",
-    "send-all-bootstrap-at-start": (NOT_SIMULATED, False),
-    "column-selectors": (NOT_SIMULATED, []),
+    "send-all-bootstrap-at-start": "send_all_bootstrap_at_start",
     "encoder-concurrency": NO_EFFECT, "enable-kafka-sink-v2": NO_EFFECT, "advance-timeout-in-sec": NO_EFFECT,
     "terminator": NO_EFFECT, "csv": NO_EFFECT, "date-separator": NO_EFFECT, "enable-partition-separator": NO_EFFECT,
     "file-index-digit": NO_EFFECT, "cloud-storage-config": NO_EFFECT, "transaction-atomicity": NO_EFFECT,
@@ -74,11 +77,12 @@ _CODEC = {
     "avro-bigint-unsigned-handling-mode": NO_EFFECT,
 }
 _LARGE = {
-    "large-message-handle-option": (NOT_SIMULATED, "none"),
-    "large-message-handle-compression": (NOT_SIMULATED, "none"),
-    "claim-check-storage-uri": (NOT_SIMULATED, ""),
-    "claim-check-raw-value": (NOT_SIMULATED, False),
+    "large-message-handle-option": "large_message_handle_option",
+    "large-message-handle-compression": "large_message_handle_compression",
+    "claim-check-storage-uri": "claim_check_storage_uri",
+    "claim-check-raw-value": "claim_check_raw_value",
 }
+_SELECTOR_KEYS = {"matcher", "columns"}
 _OLD_VALUE = {"output-old-value": "output_old_value"}
 _DISPATCH_KEYS = {"matcher", "partition", "dispatcher", "index", "columns", "topic"}
 
@@ -125,6 +129,22 @@ def _dispatchers(rules: Any, problems: list) -> tuple[DispatchRule, ...]:
     return tuple(out)
 
 
+def _column_selectors(rules: Any, problems: list) -> tuple[ColumnSelector, ...]:
+    if not isinstance(rules, list):
+        problems.append("sink.column-selectors must be an array of tables")
+        return ()
+    out = []
+    for i, r in enumerate(rules):
+        unknown = set(r) - _SELECTOR_KEYS
+        if unknown:
+            problems.append(f"unknown key(s) {sorted(unknown)} in sink.column-selectors[{i}]")
+        matcher, columns = r.get("matcher", []), r.get("columns", [])
+        if not matcher or not columns:
+            problems.append(f"sink.column-selectors[{i}] needs both matcher and columns")
+        out.append(ColumnSelector(matcher=tuple(matcher), columns=tuple(columns)))
+    return tuple(out)
+
+
 def parse_changefeed(text: str, base: SinkConfig) -> Changefeed:
     """Applies a changefeed TOML to `base` (the scenario's defaults) and returns the result."""
     try:
@@ -144,6 +164,8 @@ def parse_changefeed(text: str, base: SinkConfig) -> Changefeed:
             dbz_cfg = sink.pop("debezium", {})
             if "dispatchers" in sink:
                 out["dispatchers"] = _dispatchers(sink.pop("dispatchers"), problems)
+            if "column-selectors" in sink:
+                out["column_selectors"] = _column_selectors(sink.pop("column-selectors"), problems)
             _walk(sink, _SINK, "sink.", out, without_effect, problems)
             _walk(kafka, _KAFKA, "sink.kafka-config.", out, without_effect, problems)
             _walk(codec, _CODEC, "sink.kafka-config.codec-config.", out, without_effect, problems)
@@ -154,6 +176,8 @@ def parse_changefeed(text: str, base: SinkConfig) -> Changefeed:
             if value not in ({}, {"rules": ["*.*"]}):
                 problems.append("changefeed option 'filter' narrows which tables and events are replicated; "
                                 "the simulator replicates every table of the scenario")
+        elif key == "integrity":
+            _walk(dict(value), _INTEGRITY, "integrity.", out, without_effect, problems)
         elif key in _SECTIONS_NO_EFFECT:
             without_effect.append(key)
         else:

@@ -8,6 +8,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
+# TiCDC pkg/config/large_message.go and pkg/compression.
+LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
+COMPRESSIONS = ("none", "snappy", "lz4")
+INTEGRITY_LEVELS = ("none", "correctness")
 
 
 @dataclass(frozen=True)
@@ -19,6 +23,15 @@ class DispatchRule:
     index: str = ""  # index-value with a named index
     columns: tuple[str, ...] = ()
     topic: str = ""  # topic expression, e.g. "{schema}_{table}"; empty = the default topic
+
+
+@dataclass(frozen=True)
+class ColumnSelector:
+    """One `sink.column-selectors` entry: tables matched by `matcher` keep only the columns
+    matched by `columns` (filter rules, `!` excludes; TiCDC pkg/config/sink.go ColumnSelector)."""
+
+    matcher: tuple[str, ...] = ("*.*",)
+    columns: tuple[str, ...] = ("*",)
 
 
 @dataclass(frozen=True)
@@ -42,7 +55,16 @@ class SinkConfig:
     send_bootstrap_interval_in_sec: int = 120
     send_bootstrap_in_msg_count: int = 10000
     send_bootstrap_to_all_partition: bool = True
+    send_all_bootstrap_at_start: bool = False
     output_raw_change_event: bool = False
+    column_selectors: tuple[ColumnSelector, ...] = ()
+    # [sink.kafka-config.large-message-handle]
+    large_message_handle_option: str = "none"
+    large_message_handle_compression: str = "none"
+    claim_check_storage_uri: str = ""
+    claim_check_raw_value: bool = False
+    # [integrity]: "correctness" makes TiCDC attach row checksums.
+    integrity_check_level: str = "none"
     # The upstream TiDB's time zone (TIMESTAMP values, Debezium ZonedTimestamp).
     time_zone: str = "UTC"
     # TiDB cluster ID, as it appears in Debezium's `name`/`cluster_id` and schema names.
@@ -61,6 +83,34 @@ class SinkConfig:
             raise ValueError("encoding-format=avro is only defined for protocol=simple")
         if self.partition_num < 1:
             raise ValueError("partition-num must be at least 1")
+        self._validate_large_message()
+        if self.integrity_check_level not in INTEGRITY_LEVELS:
+            raise ValueError(f"unknown integrity-check-level {self.integrity_check_level!r}; "
+                             f"expected one of {', '.join(INTEGRITY_LEVELS)}")
+
+    def _validate_large_message(self) -> None:
+        """TiCDC pkg/config/large_message.go AdjustAndValidate, message for message."""
+        if self.large_message_handle_compression not in COMPRESSIONS:
+            raise ValueError(f"large message handle compression is not supported, got "
+                             f"{self.large_message_handle_compression}")
+        option = self.large_message_handle_option
+        if option == "none":
+            return
+        if option not in LARGE_MESSAGE_OPTIONS:
+            raise ValueError(f"unknown large-message-handle-option {option}")
+        if self.protocol == "canal-json" and not self.enable_tidb_extension:
+            raise ValueError(f"large message handle is set to {option}, protocol is canal-json, "
+                             "but enable-tidb-extension is false")
+        if self.protocol not in ("open-protocol", "simple", "canal-json"):
+            raise ValueError(f"large message handle is set to {option}, protocol is {self.protocol}, "
+                             "it's not supported")
+        if option == "claim-check":
+            if not self.claim_check_storage_uri:
+                raise ValueError("large message handle is set to claim-check, but the claim-check-storage-uri "
+                                 "is empty")
+            if self.claim_check_raw_value and self.protocol == "open-protocol":
+                raise ValueError("large message handle is set to claim-check, raw value is not supported for "
+                                 "the open protocol")
 
     @property
     def encoding(self) -> str:
