@@ -46,6 +46,10 @@ _changefeed_option = click.option(
     help="A TiCDC changefeed TOML whose [sink] options apply on top of the encoding's defaults.")
 _sink_uri_option = click.option("--sink-uri", default=None,
                                 help="A TiCDC Kafka sink URI (kafka://host/topic?protocol=…&…) applied the same way.")
+_profile_option = click.option(
+    "--version-profile", "version_profile", type=click.Choice(["ticdc", "tiflow"]), default="ticdc", show_default=True,
+    help="The TiCDC generation simulated: ticdc (pingcap/ticdc, the newest) or tiflow (classic TiCDC); "
+         "see docs/version-profiles.md.")
 _tz_option = click.option("--time-zone", "time_zone", default="UTC", show_default=True,
                           help="Upstream TiDB time zone (TIMESTAMP values; TiCDC's time-zone option).")
 
@@ -55,12 +59,13 @@ def main() -> None:
     """Conformance and fuzz testing for consumers of TiCDC's Kafka protocols."""
 
 
-def _configure(scenario: str, encoding: str, time_zone: str, changefeed: Path | None, sink_uri: str | None):
+def _configure(scenario: str, encoding: str, time_zone: str, changefeed: Path | None, sink_uri: str | None,
+               version_profile: str = "ticdc"):
     from ticdc_generators.pipeline import configure
     from ticdc_generators.sink.changefeed import ChangefeedConfigError
 
     try:
-        return configure(scenario, encoding, time_zone, changefeed, sink_uri)
+        return configure(scenario, encoding, time_zone, changefeed, sink_uri, version_profile)
     except ChangefeedConfigError as e:
         raise click.UsageError(str(e)) from None
 
@@ -76,6 +81,7 @@ def scenarios() -> None:
 @_scenario_option
 @_seed_option
 @_tz_option
+@_profile_option
 @_changefeed_option
 @_sink_uri_option
 @_protocol_option
@@ -84,14 +90,14 @@ def scenarios() -> None:
               help="Output folder: records/, manifest.json, truth/ (one sub-folder per encoding with --protocol all).")
 @click.option("--events", type=click.IntRange(min=1), default=None,
               help="Number of row events, for scenarios that take a size (e.g. large).")
-def generate_cmd(scenario: str, seed: int, time_zone: str, changefeed: Path | None, sink_uri: str | None,
-                 protocol: str, encoding: str | None, out: Path, events: int | None) -> None:
+def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None,
+                 sink_uri: str | None, protocol: str, encoding: str | None, out: Path, events: int | None) -> None:
     """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them."""
     encodings = resolve_encodings(protocol, encoding)
     for enc in encodings:
         target = out / enc if len(encodings) > 1 else out
-        manifest = generate(scenario, seed, _configure(scenario, enc, time_zone, changefeed, sink_uri), target,
-                            events=events)
+        config = _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile)
+        manifest = generate(scenario, seed, config, target, events=events)
         console.print(f"{enc}: {manifest['records']} records in {target}/records "
                       f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
 
@@ -125,6 +131,7 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @_scenario_option
 @_seed_option
 @_tz_option
+@_profile_option
 @_changefeed_option
 @_sink_uri_option
 @_protocol_option
@@ -136,16 +143,18 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write a JUnit XML file and a JSON summary into this folder.")
 @click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
-def run(scenario: str, seed: int, time_zone: str, changefeed: Path | None, sink_uri: str | None, protocol: str,
-        encoding: str | None, consumer: str, work: Path, report: Path | None, master: str | None) -> None:
+def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None, sink_uri: str | None,
+        protocol: str, encoding: str | None, consumer: str, work: Path, report: Path | None,
+        master: str | None) -> None:
     """Generate, consume and check; exit 0 only if every encoding conforms."""
     from .report import write_reports
     from .runner import run_encoding
 
     encodings = resolve_encodings(protocol, encoding)
-    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri) for enc in encodings}
+    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile) for enc in encodings}
     config_args = " ".join(([f"--changefeed {shlex.quote(str(changefeed))}"] if changefeed else [])
-                           + ([f"--sink-uri {shlex.quote(sink_uri)}"] if sink_uri else []))
+                           + ([f"--sink-uri {shlex.quote(sink_uri)}"] if sink_uri else [])
+                           + ([f"--version-profile {version_profile}"] if version_profile != "ticdc" else []))
     spark = None
     if consumer == "spark":
         from .consumer.spark_job import spark_session

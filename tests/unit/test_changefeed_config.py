@@ -90,3 +90,17 @@ def test_sink_uri():
         parse_sink_uri("kafka://h/t?partition-num=three", BASE)
     with pytest.raises(ChangefeedConfigError, match="not a Kafka sink"):
         parse_sink_uri("mysql://root@h:3306/", BASE)
+
+
+def test_sink_uri_codec_parameters_land_under_their_names():
+    cf = parse_sink_uri("kafka://127.0.0.1:9092/t?protocol=debezium&debezium-include-start-ts=true"
+                        "&debezium-disable-schema=true&only-output-updated-columns=true&max-retry=3", BASE)
+    s = cf.sink
+    assert (s.protocol, s.debezium_include_start_ts, s.debezium_disable_schema, s.only_output_updated_columns) == \
+        ("debezium", True, True, True)
+    assert cf.without_effect == ["max-retry"]
+
+
+def test_debezium_section_include_start_ts():
+    cf = parse_changefeed("[sink]\nprotocol = 'debezium'\n[sink.debezium]\ninclude-start-ts = true\n", BASE)
+    assert cf.sink.debezium_include_start_ts is True

@@ -74,7 +74,7 @@ _CODEC = {
     "max-batch-size": "max_batch_size",
     "encoding-format": "encoding_format",
     "avro-enable-watermark": NO_EFFECT, "avro-decimal-handling-mode": NO_EFFECT,
-    "avro-bigint-unsigned-handling-mode": NO_EFFECT,
+    "avro-bigint-unsigned-handling-mode": NO_EFFECT, "avro-include-before-value": NO_EFFECT,
 }
 _LARGE = {
     "large-message-handle-option": "large_message_handle_option",
@@ -83,7 +83,8 @@ _LARGE = {
     "claim-check-raw-value": "claim_check_raw_value",
 }
 _SELECTOR_KEYS = {"matcher", "columns"}
-_OLD_VALUE = {"output-old-value": "output_old_value"}
+_OPEN = {"output-old-value": "output_old_value"}
+_DEBEZIUM = {"output-old-value": "output_old_value", "include-start-ts": "debezium_include_start_ts"}
 _DISPATCH_KEYS = {"matcher", "partition", "dispatcher", "index", "columns", "topic"}
 
 
@@ -170,8 +171,8 @@ def parse_changefeed(text: str, base: SinkConfig) -> Changefeed:
             _walk(kafka, _KAFKA, "sink.kafka-config.", out, without_effect, problems)
             _walk(codec, _CODEC, "sink.kafka-config.codec-config.", out, without_effect, problems)
             _walk(large, _LARGE, "sink.kafka-config.large-message-handle.", out, without_effect, problems)
-            _walk(open_cfg, _OLD_VALUE, "sink.open.", out, without_effect, problems)
-            _walk(dbz_cfg, _OLD_VALUE, "sink.debezium.", out, without_effect, problems)
+            _walk(open_cfg, _OPEN, "sink.open.", out, without_effect, problems)
+            _walk(dbz_cfg, _DEBEZIUM, "sink.debezium.", out, without_effect, problems)
         elif key == "filter":
             if value not in ({}, {"rules": ["*.*"]}):
                 problems.append("changefeed option 'filter' narrows which tables and events are replicated; "
@@ -200,11 +201,16 @@ _URI = {
     "max-batch-size": "max_batch_size", "enable-tidb-extension": "enable_tidb_extension",
     "content-compatible": "content_compatible", "encoding-format": "encoding_format",
     "output-raw-change-event": "output_raw_change_event", "time-zone": "time_zone",
+    "only-output-updated-columns": "only_output_updated_columns", "debezium-disable-schema": "debezium_disable_schema",
+    "debezium-include-start-ts": "debezium_include_start_ts", "output-row-key": "output_row_key",
 }
 _URI_NO_EFFECT = {"kafka-version", "kafka-client-id", "replication-factor", "auto-create-topic", "dial-timeout",
                   "write-timeout", "read-timeout", "required-acks", "sasl-user", "sasl-password", "sasl-mechanism",
                   "enable-tls", "ca", "cert", "key", "insecure-skip-verify", "compression", "avro-enable-watermark",
-                  "avro-decimal-handling-mode", "avro-bigint-unsigned-handling-mode", "schema-registry"}
+                  "avro-decimal-handling-mode", "avro-bigint-unsigned-handling-mode", "schema-registry",
+                  "max-retry", "sasl-gssapi-auth-type", "sasl-gssapi-keytab-path", "sasl-gssapi-kerberos-config-path",
+                  "sasl-gssapi-service-name", "sasl-gssapi-user", "sasl-gssapi-password", "sasl-gssapi-realm",
+                  "sasl-gssapi-disable-pafxfast", "avro-include-before-value"}
 _URI_INTS = {"partition_num", "max_message_bytes", "max_batch_size"}
 
 

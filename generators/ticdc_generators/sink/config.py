@@ -12,6 +12,8 @@ PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
 LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
 COMPRESSIONS = ("none", "snappy", "lz4")
 INTEGRITY_LEVELS = ("none", "correctness")
+# The TiCDC generations whose differing behaviour is simulated (docs/version-profiles.md).
+VERSION_PROFILES = ("ticdc", "tiflow")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class SinkConfig:
     only_output_updated_columns: bool = False
     content_compatible: bool = False  # canal-json
     debezium_disable_schema: bool = False
+    debezium_include_start_ts: bool = False  # [sink.debezium] include-start-ts (new TiCDC)
+    output_row_key: bool = False  # canal-json with the TiDB extension: `_tidb.rowkey` (sink URI only)
     # Simple protocol bootstrap.
     send_bootstrap_interval_in_sec: int = 120
     send_bootstrap_in_msg_count: int = 10000
@@ -83,6 +87,9 @@ class SinkConfig:
             raise ValueError("encoding-format=avro is only defined for protocol=simple")
         if self.partition_num < 1:
             raise ValueError("partition-num must be at least 1")
+        if self.version_profile not in VERSION_PROFILES:
+            raise ValueError(f"unknown version profile {self.version_profile!r}; expected one of "
+                             f"{', '.join(VERSION_PROFILES)}")
         self._validate_large_message()
         if self.integrity_check_level not in INTEGRITY_LEVELS:
             raise ValueError(f"unknown integrity-check-level {self.integrity_check_level!r}; "
