@@ -104,3 +104,9 @@ def test_sink_uri_codec_parameters_land_under_their_names():
 def test_debezium_section_include_start_ts():
     cf = parse_changefeed("[sink]\nprotocol = 'debezium'\n[sink.debezium]\ninclude-start-ts = true\n", BASE)
     assert cf.sink.debezium_include_start_ts is True
+
+
+def test_unsimulated_sink_uri_parameter_is_refused_unless_default():
+    assert parse_sink_uri("kafka://h/t?protocol=canal-json&output-row-key=false", BASE).sink.protocol == "canal-json"
+    with pytest.raises(ChangefeedConfigError, match="output-row-key=true changes the Kafka output"):
+        parse_sink_uri("kafka://h/t?protocol=canal-json&output-row-key=true", BASE)

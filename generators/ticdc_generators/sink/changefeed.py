@@ -202,8 +202,11 @@ _URI = {
     "content-compatible": "content_compatible", "encoding-format": "encoding_format",
     "output-raw-change-event": "output_raw_change_event", "time-zone": "time_zone",
     "only-output-updated-columns": "only_output_updated_columns", "debezium-disable-schema": "debezium_disable_schema",
-    "debezium-include-start-ts": "debezium_include_start_ts", "output-row-key": "output_row_key",
+    "debezium-include-start-ts": "debezium_include_start_ts",
 }
+# Canal-JSON's `_tidb.rowkey` is the row's TiKV key (t{physical id}_r{handle}), which needs
+# TiDB's memcomparable key codec and the hidden row IDs of non-clustered tables; not simulated.
+_URI_NOT_SIMULATED = {"output-row-key": "false"}
 _URI_NO_EFFECT = {"kafka-version", "kafka-client-id", "replication-factor", "auto-create-topic", "dial-timeout",
                   "write-timeout", "read-timeout", "required-acks", "sasl-user", "sasl-password", "sasl-mechanism",
                   "enable-tls", "ca", "cert", "key", "insecure-skip-verify", "compression", "avro-enable-watermark",
@@ -238,6 +241,10 @@ def parse_sink_uri(uri: str, base: SinkConfig) -> Changefeed:
                 out[field_name] = value
         elif key in _URI_NO_EFFECT:
             without_effect.append(key)
+        elif key in _URI_NOT_SIMULATED:
+            if value.lower() != _URI_NOT_SIMULATED[key]:
+                problems.append(f"sink URI parameter {key}={value} changes the Kafka output in a way the simulator "
+                                f"does not implement")
         else:
             problems.append(f"unknown sink URI parameter {key!r}")
     if problems:

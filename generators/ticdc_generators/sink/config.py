@@ -54,7 +54,6 @@ class SinkConfig:
     content_compatible: bool = False  # canal-json
     debezium_disable_schema: bool = False
     debezium_include_start_ts: bool = False  # [sink.debezium] include-start-ts (new TiCDC)
-    output_row_key: bool = False  # canal-json with the TiDB extension: `_tidb.rowkey` (sink URI only)
     # Simple protocol bootstrap.
     send_bootstrap_interval_in_sec: int = 120
     send_bootstrap_in_msg_count: int = 10000
