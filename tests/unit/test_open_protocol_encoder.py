@@ -285,7 +285,7 @@ def test_handle_key_only_for_large_messages():
     assert k == b'{"ts":1000,"scm":"test","tbl":"t1","t":1,"ohk":true}'
     assert v == b'{"u":{"id":{"t":3,"h":true,"f":11,"v":7}}}'
     with pytest.raises(ValueError):
-        OpenProtocolOptions(large_message_handle_option="claim-check")
+        OpenProtocolOptions(large_message_handle_option="claim-check-everything")
 
 
 def test_ddl_and_watermark_flush_open_batch_first():
@@ -402,7 +402,7 @@ def _raw_v(tidb_type: TiDBType, value) -> bytes:
     (TiDBType("decimal", flen=10, decimal=0), "-42", 246, 65, "-42"),
     (TiDBType("char", flen=4), "ab", 254, 64, "ab"),
     (TiDBType("tinytext"), "tiny", 249, 64, base64.b64encode(b"tiny").decode()),
-    (TiDBType("text"), "測試text", 252, 64, "5ris6KmmdGV4dA=="),  # spec 002's TEXT example
+    (TiDBType("text"), "測試text", 252, 64, "5ris6KmmdGV4dA=="),  # a TEXT example in the style of spec 002
     (TiDBType("mediumtext"), "m", 250, 64, "bQ=="),
     (TiDBType("longtext"), "l", 251, 64, "bA=="),
     (TiDBType("tinyblob"), b"\x00\xff", 249, 65, "AP8="),
