@@ -1,6 +1,7 @@
 """The `ticdc-conformance` command."""
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
@@ -14,6 +15,9 @@ from ticdc_generators.pipeline import encoding_names, generate
 from ticdc_generators.scenarios import SCENARIOS
 
 from .errors import ConsumerError
+from .lint import command as lint_command
+from .rules import command as rules_command
+from .transport.commands import kafka as kafka_group
 
 console = Console(highlight=False)
 ALL = "all"
@@ -70,6 +74,19 @@ def _configure(scenario: str, encoding: str, time_zone: str, changefeed: Path | 
         raise click.UsageError(str(e)) from None
 
 
+@contextlib.contextmanager
+def _changefeed_failure(scenario: str, seed: int, encoding: str):
+    """Where real TiCDC would fail the changefeed, the run stops with TiCDC's reason, not a traceback."""
+    from ticdc_generators.errors import ChangefeedFailure
+
+    try:
+        yield
+    except ChangefeedFailure as e:
+        click.echo(f"error: {encoding}: the simulated TiCDC changefeed fails (scenario {scenario}, seed {seed}): {e}",
+                   err=True)
+        sys.exit(2)
+
+
 @main.command()
 def scenarios() -> None:
     """List the named scenarios."""
@@ -97,7 +114,8 @@ def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str,
     for enc in encodings:
         target = out / enc if len(encodings) > 1 else out
         config = _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile)
-        manifest = generate(scenario, seed, config, target, events=events)
+        with _changefeed_failure(scenario, seed, enc):
+            manifest = generate(scenario, seed, config, target, events=events)
         console.print(f"{enc}: {manifest['records']} records in {target}/records "
                       f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
 
@@ -125,6 +143,18 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
     click.echo(json.dumps(figures, indent=2))
+
+
+@main.command("py-files")
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+def py_files(target: Path) -> None:
+    """Write the zip of this project's packages for `spark-submit --py-files` (docs/spark-submit.md)."""
+    from .consumer import spark_job
+
+    n = spark_job.build_py_files(target)
+    click.echo(f"wrote {target} ({n} files); run the consumer with:\n"
+               f"  spark-submit --master MASTER --py-files {target} {Path(spark_job.__file__).resolve()} "
+               "--records RECORDS --out OUT")
 
 
 @main.command()
@@ -162,8 +192,9 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
     results = []
     for enc in encodings:
         with console.status(f"{enc}: generating, consuming, checking…"):
-            results.append(run_encoding(scenario, seed, enc, work, consumer, spark, config=configs[enc],
-                                        config_args=config_args))
+            with _changefeed_failure(scenario, seed, enc):
+                results.append(run_encoding(scenario, seed, enc, work, consumer, spark, config=configs[enc],
+                                            config_args=config_args))
     table = Table(title=f"scenario {scenario}, seed {seed}, consumer {consumer}")
     for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
         table.add_column(col)
@@ -226,6 +257,12 @@ def fidelity(fmt: str, write_to: Path | None) -> None:
     click.echo(render() if fmt == "md" else json.dumps(matrix(), indent=2))
 
 
+def _bench_variants() -> list[str]:
+    from .bench.inputs import variant_names
+
+    return variant_names()
+
+
 @main.group()
 def bench() -> None:
     """Benchmarks that print figures and ratios measured in one run."""
@@ -237,6 +274,103 @@ def bench() -> None:
 @click.option("--encoding", default="canal-json", show_default=True, type=click.Choice(encoding_names()))
 def bench_generate_cmd(sizes: tuple[int, ...], encoding: str) -> None:
     """Generation speed and peak memory of the `large` scenario."""
-    from .bench import bench_generate
+    from .bench.generate import bench_generate
 
     bench_generate(list(sizes), encoding, echo=click.echo)
+
+
+_bench_work_option = click.option(
+    "--work", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/bench"), show_default=True,
+    help="Folder for the generated inputs (kept and reused: keyed by scenario, seed, size and sink config) "
+         "and the consumer output.")
+_bench_encodings_option = click.option(
+    "--encoding", "variants", multiple=True, default=(), show_default=False,
+    type=click.Choice(_bench_variants()),
+    help="Encodings to run (repeatable); default all of them.")
+
+
+@bench.command("decode")
+@_bench_work_option
+@_bench_encodings_option
+@click.option("--events", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="Row events of the `large` scenario to generate (or reuse); every message they give is decoded.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Decode only the first N messages.")
+@click.option("--profile", "profile_messages", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also profile each decoder over its first N messages and print where the time goes.")
+@_seed_option
+def bench_decode_cmd(work: Path, variants: tuple[str, ...], events: int, limit: int | None, profile_messages: int,
+                     seed: int) -> None:
+    """Each reference decoder's messages/s next to a bare parse of the same messages."""
+    from .bench.decode import bench_decode
+
+    bench_decode(work, list(variants) or _bench_variants(), events, seed, echo=click.echo, limit=limit,
+                 profile_messages=profile_messages)
+
+
+@bench.command("consume")
+@_bench_work_option
+@_bench_encodings_option
+@click.option("--events", "sizes", multiple=True, type=click.IntRange(min=1), default=(1_000_000, 10_000_000),
+              show_default=True, help="Sizes to run (repeatable); the smallest and largest give the ratio.")
+@click.option("--master", default="local[2]", show_default=True, help="Spark master of the consumer runs.")
+@click.option("--driver-memory", default=None, help="spark.driver.memory of the runs (default: the consumer's, 2g).")
+@_seed_option
+def bench_consume_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, ...], master: str,
+                      driver_memory: str | None, seed: int) -> None:
+    """The reference Spark consumer end to end: throughput, time ratio and the driver's peak memory."""
+    from .bench.consume import bench_consume
+
+    bench_consume(work, list(variants) or _bench_variants(), sorted(set(sizes)), master, seed, driver_memory,
+                  echo=click.echo)
+
+
+@main.command("rules")
+@click.option("--protocol", "-p", default=None,
+              help="Only rules for this encoding: open-protocol, canal-json, debezium, simple, simple-json, "
+                   "simple-avro.")
+@click.option("--level", type=click.Choice(rules_command.LEVELS), default=None, help="Only rules of this level.")
+@click.option("--topic", default=None, help="Only rules of this topic (the middle part of the id, e.g. bootstrap).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--coverage", "show_coverage", is_flag=True, help="Show rule -> checks -> tests instead.")
+@click.option("--strict", is_flag=True, help="With --coverage: exit 1 listing the rules without a check.")
+@click.option("--tests", "tests_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("tests"),
+              show_default=True, help="Where --coverage looks for tests marked @pytest.mark.rules.")
+@click.option("--write", "write_to", is_flag=False, flag_value="docs/rules.md", default=None,
+              type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown page (default docs/rules.md).")
+def rules(protocol: str | None, level: str | None, topic: str | None, fmt: str, show_coverage: bool, strict: bool,
+          tests_dir: Path, write_to: Path | None) -> None:
+    """List the rule catalogue: every normative statement of the specs (docs/rules.md)."""
+    protocols = resolve_encodings(protocol, None) if protocol else None
+    sys.exit(rules_command.run(click.echo, protocols, level, topic, fmt, show_coverage, strict, tests_dir, write_to))
+
+
+@main.command("lint")
+@click.option("--records", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A record-file folder (Parquet, Spark's Kafka-source columns, docs/consumer-protocol.md).")
+@click.option("--kafka", "bootstrap", default=None, help="Read a Kafka topic instead: the bootstrap servers.")
+@click.option("--topic", default=None, help="With --kafka: the topic to read.")
+@click.option("--protocol", "-p", default=None,
+              help="open-protocol, canal-json, debezium, simple (with --encoding), simple-json or simple-avro; "
+                   "default: the manifest's.")
+@click.option("--encoding", "--encoding-format", "encoding", type=click.Choice(["json", "avro"]), default=None,
+              help="Simple protocol encoding (TiCDC's encoding-format).")
+@click.option("--manifest", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A run's manifest.json: sink options and partition counts (default: beside --records, if there).")
+@click.option("--sink-option", "sink_options", multiple=True, metavar="NAME=VALUE",
+              help="A TiCDC sink option of the stream, TiCDC's name (e.g. enable-tidb-extension=true); repeatable.")
+@click.option("--format", "fmt", type=click.Choice(lint_command.FORMATS), default="text", show_default=True)
+@click.option("--replay-horizon", "horizon", type=click.IntRange(min=1), default=None,
+              help="Watermarks a partition's replay may go back (default 64); older events are not judged.")
+@click.option("--max-tracked", "capacity", type=click.IntRange(min=1), default=None,
+              help="Events and row keys remembered per partition/topic (default 1000000).")
+@click.option("--max-findings", "limit", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Findings listed in --format json (all are counted).")
+def lint_cmd(records: Path | None, bootstrap: str | None, topic: str | None, protocol: str | None,
+             encoding: str | None, manifest: Path | None, sink_options: tuple[str, ...], fmt: str,
+             horizon: int | None, capacity: int | None, limit: int) -> None:
+    """Check a Kafka record stream against the spec rules (docs/lint.md); exit 1 on a required violation."""
+    sys.exit(lint_command.run(click.echo, records, bootstrap, topic, protocol, encoding, manifest, sink_options,
+                              fmt, horizon, capacity, limit))
+
+
+main.add_command(kafka_group)

@@ -27,7 +27,7 @@ def write_reports(results: Sequence[EncodingResult], directory: Path, name: str 
             el = ET.SubElement(case, "failure", message=f"{len(r.findings)} finding(s); replay: {r.replay_command}")
             el.text = r.render()
         out = ET.SubElement(case, "system-out")
-        out.text = f"records={r.records} consumer={r.consumer}"
+        out.text = f"records={r.records} consumer={r.consumer} {r.checkpoint_summary}"
     junit = directory / f"{name}.junit.xml"
     ET.ElementTree(suite).write(junit, encoding="utf-8", xml_declaration=True)
     summary = directory / f"{name}.summary.json"

@@ -3,7 +3,10 @@
 The consumer under test is the reference Spark consumer (`spark`), the sequential reference
 consumer (`local`), or any program behind the consumer protocol of docs/consumer-protocol.md:
 it is started as `CMD --records DIR --manifest FILE --out DIR` and must write
-`OUT/final/<schema>.<table>.ndjson` in the canonical form, exiting 0.
+`OUT/final/<schema>.<table>.ndjson` in the canonical form, exiting 0. A consumer that also writes
+the applied log and the temporal states (`OUT/applied.ndjson`, `OUT/states/`) is held against the
+ground truth at every checkpoint it recorded (checks/checkpoints.py); one that writes final/ only is
+judged on its final state, and the verdict says the checkpoint check was not possible.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from typing import Optional
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.sink.config import SinkConfig
 
+from .checks.checkpoints import CheckpointVerdict, check_checkpoints
 from .checks.differential import Finding, TableVerdict, check_final_state
 from .errors import ConsumerError
 
@@ -37,11 +41,23 @@ class EncodingResult:
     records: int = 0
     seconds: float = 0.0
     tables: list[TableVerdict] = field(default_factory=list)
+    checkpoints: Optional[CheckpointVerdict] = None
     error: Optional[str] = None
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for t in self.tables for f in t.findings]
+        at_checkpoints = self.checkpoints.findings if self.checkpoints is not None else []
+        return [f for t in self.tables for f in t.findings] + at_checkpoints
+
+    @property
+    def checkpoint_summary(self) -> str:
+        c = self.checkpoints
+        if c is None:
+            return "checkpoints: not checked"
+        if not c.checked:
+            return f"checkpoints: not checked, {c.note}"
+        more = f"; {c.suppressed} more finding(s) not listed" if c.suppressed else ""
+        return f"checkpoints: {c.checkpoints} checked{'; ' + c.note if c.note else ''}{more}"
 
     @property
     def conformant(self) -> bool:
@@ -63,6 +79,8 @@ class EncodingResult:
                  f"(scenario {self.scenario}, seed {self.seed}, consumer {self.consumer})"]
         if self.error:
             lines.append(f"  error: {self.error}")
+        elif self.checkpoints is not None and (not self.checkpoints.checked or not self.conformant):
+            lines.append(f"  {self.checkpoint_summary}")
         for f in self.findings:
             lines.append("  " + f.render())
         if not self.conformant:
@@ -74,6 +92,7 @@ class EncodingResult:
             "scenario": self.scenario, "seed": self.seed, "encoding": self.encoding, "protocol": self.protocol,
             "consumer": self.consumer, "records": self.records, "seconds": round(self.seconds, 3),
             "conformant": self.conformant, "error": self.error, "replay": self.replay_command,
+            "checkpoints": self.checkpoints.to_json() if self.checkpoints is not None else None,
             "tables": [{"table": t.table, "expected_rows": t.expected_rows, "actual_rows": t.actual_rows,
                         "findings": [{"rule": f.rule, "key": f.key, "message": f.message, "diff": f.diff}
                                      for f in t.findings]} for t in self.tables],
@@ -117,6 +136,7 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
     try:
         run_consumer(consumer, case, manifest, out, spark)
         result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
+        result.checkpoints = check_checkpoints(case / "truth", out, manifest)
     except ConsumerError as e:
         result.error = str(e)
     result.seconds = time.monotonic() - started

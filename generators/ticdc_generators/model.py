@@ -175,7 +175,15 @@ class TableSchema:
                 parts.append(f"UNIQUE KEY `{ix.name}` ({cols})")
             else:
                 parts.append(f"KEY `{ix.name}` ({cols})")
-        return f"CREATE TABLE `{self.schema}`.`{self.table}` (" + ", ".join(parts) + ")"
+        sql = f"CREATE TABLE `{self.schema}`.`{self.table}` (" + ", ".join(parts) + ")"
+        if self.partitioning is not None:
+            # The statement a user runs names the partitions; TiCDC forwards it as the DDL's query,
+            # which is all Open Protocol and Canal-JSON consumers learn of the partitions.
+            p = self.partitioning
+            bounds = ", ".join(f"PARTITION `{x.name}` VALUES LESS THAN "
+                               f"({'MAXVALUE' if x.less_than is None else x.less_than})" for x in p.partitions)
+            sql += f" PARTITION BY RANGE (`{p.column}`) ({bounds})"
+        return sql
 
 
 def sql_literal(v: Any) -> str:

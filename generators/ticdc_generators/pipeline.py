@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .scenarios import get_scenario
+from .sink.claim_check import ClaimCheckStorage
 from .sink.config import SinkConfig
 from .sink.records import RecordFileWriter
 from .sink.simulator import SinkSimulator
@@ -36,6 +37,7 @@ def config_for(scenario_name: str, encoding: str, **overrides) -> SinkConfig:
     scenario = get_scenario(scenario_name)
     base = SinkConfig(topic=f"ticdc-{scenario.name}", partition_num=scenario.partition_num,
                       dispatchers=scenario.dispatchers, **DEFAULT_MATRIX[encoding])
+    overrides = {**scenario.sink_overrides, **overrides}
     return replace(base, **overrides) if overrides else base
 
 
@@ -56,11 +58,15 @@ def configure(scenario_name: str, encoding: str, time_zone: str = "UTC", changef
 
 
 def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, events: int | None = None) -> dict:
-    """Writes DIR/records/, DIR/manifest.json and DIR/truth/; returns the manifest."""
+    """Writes DIR/records/, DIR/manifest.json and DIR/truth/ (and DIR/claim-check/ under
+    large-message-handle-option = claim-check); returns the manifest."""
     out = Path(out)
     scenario = get_scenario(scenario_name)
     truth = TruthWriter(out / "truth")
-    simulator = SinkSimulator(config)
+    claim_check = ClaimCheckStorage.for_run(config, out)
+    simulator = SinkSimulator(config, seed=seed)
+    # The encoders the simulator makes write their too-large messages to this run's storage.
+    simulator.module = simulator.module.with_claim_check(claim_check)
     with RecordFileWriter(out / "records") as writer:
         writer.write_all(simulator.run(truth.tee(scenario.history(seed, events, config.time_zone))))
     truth.close()
@@ -82,8 +88,15 @@ def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, event
             "version": GENERATOR_VERSION,
             "version_profile": config.version_profile,
             "watermark_interval_ms": config.watermark_interval_ms,
+            "interleave_tables": config.interleave_tables,
+            "failovers": config.failovers,
+            "failover_spacing": config.failover_spacing,
+            "checkpoint_lag": config.checkpoint_lag,
+            "restarts": [r.checkpoint_ts for r in simulator.restarts],
         },
     }
+    if claim_check is not None:
+        manifest["claim_check"] = claim_check.manifest()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 

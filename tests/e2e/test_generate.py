@@ -98,3 +98,13 @@ def test_spark_reads_record_files_with_the_kafka_source_schema(generated, spark)
     df = spark.read.parquet(str(d / "records"))
     assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in kafka_source]
     assert df.count() == manifest["records"]
+
+
+def test_where_ticdc_fails_the_changefeed_the_cli_says_why_without_a_traceback(tmp_path):
+    # TiCDC fails the changefeed on a row message over max-message-bytes (ErrMessageTooLarge).
+    done = subprocess.run([*CLI, "generate", "--scenario", "wide-rows", "--protocol", "canal-json", "--sink-uri",
+                           "kafka://h/t?protocol=canal-json&enable-tidb-extension=true&max-message-bytes=65536",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert "the simulated TiCDC changefeed fails (scenario wide-rows, seed 1): message is too large" in done.stderr
+    assert "Traceback" not in done.stderr

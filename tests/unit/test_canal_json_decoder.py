@@ -315,15 +315,17 @@ def test_delete_only_handle_key_columns():
     assert describe_event_fidelity(options)["delete.before"][0] == "lossy"
 
 
-@pytest.mark.parametrize("marker", [{"onlyHandleKey": True}, {"claimCheckLocation": "s3://bucket/a.json"}])
-def test_large_message_placeholders_decode_their_handle_key(marker):
-    # TiCDC canal_json_encoder.go: an oversized row is re-encoded with its handle-key columns only.
+@pytest.mark.parametrize("marker,missing", [({"onlyHandleKey": True}, r"needs an upstream snapshot lookup"),
+                                            ({"claimCheckLocation": "s3://bucket/a.json"}, r"needs the claim-check")])
+def test_large_message_placeholders_need_their_source(marker, missing):
+    # TiCDC canal_json_encoder.go: an oversized row is re-encoded with its handle-key columns only; the
+    # rest lives upstream or in claim-check storage, so without either the row cannot be decoded.
+    # tests/unit/test_large_message_decoders.py decodes them with both.
     options = dict(EXT, **{"large-message-handle-option": "handle-key-only"})
     msg = ticdc_message([("id", int_type("int"))], {"id": 3}, "UPDATE", {"id": 3})
     msg["_tidb"].update(marker)
-    [row] = decode(msg, options)
-    assert (row.after, row.before, row.key_columns) == ({"id": 3}, {"id": 3}, ("id",))
-    assert describe_event_fidelity(options)["oversized.row"][0] == "lossy"
+    rejects(msg, missing, options)
+    assert describe_event_fidelity(options)["oversized.row"][0] == "exact"
 
 
 def _sample(base: str) -> tuple[TiDBType, list]:

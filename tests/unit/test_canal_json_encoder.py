@@ -80,12 +80,14 @@ SPEC_DML_INSERT = {
 }
 
 
+@pytest.mark.rules("CANAL-DML-2", "CANAL-FIELDS-1", "CANAL-EXTENSION-3", "CANAL-MYSQLTYPE-1")
 def test_spec_dml_insert_example():
     msg = encode_json(row_event(TP_INT, Op.INSERT, after=TP_INT_ROW), enable_tidb_extension=True)
     assert without_clock(msg) == without_clock(SPEC_DML_INSERT)
     assert msg["es"] == msg["ts"] == SPEC_PHYSICAL
 
 
+@pytest.mark.rules("CANAL-DML-2")
 def test_dml_bytes_follow_ticdc_field_and_column_order():
     value = encode_one(row_event(TP_INT, Op.INSERT, after=TP_INT_ROW), enable_tidb_extension=True).value
     assert value == (
@@ -100,6 +102,7 @@ def test_dml_bytes_follow_ticdc_field_and_column_order():
     )
 
 
+@pytest.mark.rules("CANAL-EXTENSION-2", "CANAL-EXTENSION-3")
 def test_dml_without_extension_has_no_tidb_field():
     msg = encode_json(row_event(TP_INT, Op.INSERT, after=TP_INT_ROW))
     assert "_tidb" not in msg
@@ -107,6 +110,7 @@ def test_dml_without_extension_has_no_tidb_field():
                          "sqlType", "mysqlType", "old", "data"]
 
 
+@pytest.mark.rules("CANAL-OLD-2", "CANAL-OLD-3")
 def test_update_old_carries_all_columns_by_default():
     # spec 003, "Event of Update Type": TiCDC's `old` holds every column's previous value.
     msg = encode_json(row_event(TP_INT, Op.UPDATE, before=TP_INT_ROW, after=TP_INT_UPDATED))
@@ -119,6 +123,7 @@ def test_update_old_carries_all_columns_by_default():
 
 
 @pytest.mark.parametrize("option", ["only_output_updated_columns", "content_compatible"])
+@pytest.mark.rules("CANAL-OLD-2", "CANAL-OLD-4", "CANAL-COMPAT-2")
 def test_update_old_carries_only_changed_columns(option):
     # spec 003: the official Canal shape, which TiCDC produces with only-output-updated-columns
     # and (forced on) with content-compatible.
@@ -129,18 +134,21 @@ def test_update_old_carries_only_changed_columns(option):
     assert len(msg["data"][0]) == 6
 
 
+@pytest.mark.rules("CANAL-OLD-2")
 def test_update_with_no_changed_column_sends_empty_old_object():
     msg = encode_json(row_event(TP_INT, Op.UPDATE, before=TP_INT_ROW, after=TP_INT_ROW),
                       only_output_updated_columns=True)
     assert msg["old"] == [{}]
 
 
+@pytest.mark.rules("CANAL-OLD-2")
 def test_update_null_to_value_counts_as_change():
     before = dict(TP_INT_ROW, c_int=None)
     msg = encode_json(row_event(TP_INT, Op.UPDATE, before=before, after=TP_INT_ROW), only_output_updated_columns=True)
     assert msg["old"] == [{"c_int": None}]
 
 
+@pytest.mark.rules("CANAL-OLD-1", "CANAL-OLD-5")
 def test_delete_sends_the_deleted_row_in_data_and_null_old():
     # spec 003, "Changes in the Old field of the Delete events" (v5.4.0 and later).
     msg = encode_json(row_event(TP_INT, Op.DELETE, before=TP_INT_UPDATED), enable_tidb_extension=True)
@@ -160,6 +168,7 @@ SPEC_WATERMARK = {
 }
 
 
+@pytest.mark.rules("CANAL-WATERMARK-2", "CANAL-WATERMARK-4")
 def test_spec_watermark_example():
     msg = encode_one(WatermarkEvent(SPEC_TSO), enable_tidb_extension=True)
     parsed = orjson.loads(msg.value)
@@ -170,6 +179,7 @@ def test_spec_watermark_example():
     assert msg.key is None and msg.ts == SPEC_TSO
 
 
+@pytest.mark.rules("CANAL-WATERMARK-1", "CANAL-WATERMARK-2", "CANAL-EXTENSION-2")
 def test_no_watermark_without_extension():
     encoder = PROTOCOL.new_encoder(cfg(), "topic", 0)
     assert encoder.encode(WatermarkEvent(SPEC_TSO)) == []
@@ -189,6 +199,7 @@ def drop_schema_ddl() -> DDL:
                schema="test", table="", table_after=None, table_before=None)
 
 
+@pytest.mark.rules("CANAL-DDL-2", "CANAL-FIELDS-1", "CANAL-FIELDS-3")
 def test_spec_ddl_example():
     msg = encode_one(DDLEvent(drop_schema_ddl()), enable_tidb_extension=True)
     parsed = orjson.loads(msg.value)
@@ -198,6 +209,7 @@ def test_spec_ddl_example():
     assert msg.key is None and msg.ts == SPEC_TSO
 
 
+@pytest.mark.rules("CANAL-EXTENSION-2", "CANAL-FIELDS-3")
 def test_ddl_without_extension():
     parsed = encode_json(DDLEvent(drop_schema_ddl()))
     assert "_tidb" not in parsed
@@ -226,6 +238,7 @@ def test_ddl_without_extension():
     (DDLType.MODIFY_TABLE_CHARSET_AND_COLLATE, "ALTER"),
     (DDLType.TRUNCATE_TABLE_PARTITION, "ALTER"),
 ])
+@pytest.mark.rules("CANAL-FIELDS-1")
 def test_ddl_type_per_action(ddl_type, expected):
     ddl = DDL(commit_ts=SPEC_TSO, ddl_type=ddl_type, query="q", schema="test", table="t",
               table_after=None, table_before=None)
@@ -244,6 +257,7 @@ def test_ddl_query_escaped_like_go():
 
 # --- broadcast rules and message metadata ------------------------------------------------------
 
+@pytest.mark.rules("CANAL-DISPATCH-1")
 def test_protocol_module():
     assert encoder_module("canal-json") is PROTOCOL
     assert PROTOCOL.name == "canal-json"
@@ -251,6 +265,7 @@ def test_protocol_module():
     assert PROTOCOL.uses_bootstrap is False
 
 
+@pytest.mark.rules("CANAL-EVENTS-1")
 def test_messages_have_null_key_no_headers_and_event_ts():
     encoder = PROTOCOL.new_encoder(cfg(enable_tidb_extension=True), "topic", 2)
     msgs = encoder.encode(row_event(TP_INT, Op.INSERT, after=TP_INT_ROW, commit_ts=SPEC_TSO + 5))
@@ -284,6 +299,7 @@ BIN_TABLE = TableSchema(
 )
 
 
+@pytest.mark.rules("CANAL-BINARY-1", "CANAL-BINARY-3", "CANAL-BINARY-5")
 def test_spec_binary_encoding_example():
     # spec 003, "Example of the encoding". (The spec's character table prints '<' as \u0038 and
     # '>' as \u003E; its example and TiCDC's writer use \u003c / \u003e.)
@@ -297,6 +313,7 @@ def test_spec_binary_encoding_example():
     assert msg["mysqlType"]["c_varbinary"] == "varbinary"
 
 
+@pytest.mark.rules("CANAL-BINARY-1", "CANAL-BINARY-2", "CANAL-BINARY-3", "CANAL-BINARY-4", "CANAL-SQLTYPE-5")
 def test_blob_with_every_byte_round_trips_through_latin1():
     raw = bytes(range(256))
     value = encode_one(row_event(BIN_TABLE, Op.INSERT, after={"id": 1, "c_varbinary": None, "c_blob": raw})).value
@@ -315,6 +332,7 @@ def test_blob_with_every_byte_round_trips_through_latin1():
     assert ('"c_blob":' + text).encode("utf-8") in value
 
 
+@pytest.mark.rules("CANAL-SQLTYPE-3", "CANAL-MYSQLTYPE-2", "CANAL-COMPAT-1")
 def test_binary_char_column_is_binary():
     t = TiDBType("char", flen=4, charset="binary")
     assert java_type(t, b"ab") == 2004
@@ -340,6 +358,7 @@ def test_binary_char_column_is_binary():
     # A NULL keeps the type's own code: TiCDC decides before it reads the value.
     ("tinyint", True, None, -6), ("smallint", True, None, 5), ("int", True, None, 4), ("bigint", True, None, -5),
 ])
+@pytest.mark.rules("CANAL-SQLTYPE-8", "CANAL-SQLTYPE-9", "CANAL-SQLTYPE-10", "CANAL-SQLTYPE-11", "CANAL-SQLTYPE-12")
 def test_integer_sql_type_promotion(base, unsigned, value, expected):
     assert java_type(TiDBType(base, unsigned=unsigned), value) == expected
 
@@ -355,11 +374,15 @@ def test_integer_sql_type_promotion(base, unsigned, value, expected):
     (TiDBType("bit", flen=8), -7), (TiDBType("json"), 12),
     (TiDBType("decimal", unsigned=True), 3), (TiDBType("double", unsigned=True), 8),
 ])
+@pytest.mark.rules(
+    "CANAL-SQLTYPE-2", "CANAL-SQLTYPE-3", "CANAL-SQLTYPE-4", "CANAL-SQLTYPE-5", "CANAL-SQLTYPE-6",
+    "CANAL-SQLTYPE-7")
 def test_sql_type_per_mysql_type(t, expected):
     # spec 003, "SQL Type field" table.
     assert java_type(t, None) == expected
 
 
+@pytest.mark.rules("CANAL-SQLTYPE-1")
 def test_promotion_uses_the_row_that_is_sent():
     t = TableSchema(schema="s", table="u", table_id=5,
                     columns=(Column("id", TiDBType("int"), nullable=False), Column("v", TiDBType("tinyint", unsigned=True))),
@@ -415,6 +438,7 @@ def test_promotion_uses_the_row_that_is_sent():
     (TiDBType("enum", elements=("it's", "x\ny")), "enum", "enum('it''s','x\\ny')"),
     (TiDBType("json"), "json", "json"),
 ])
+@pytest.mark.rules("CANAL-MYSQLTYPE-2", "CANAL-COMPAT-1")
 def test_mysql_type_default_and_content_compatible(t, short, full):
     assert mysql_type(t, False) == short
     assert mysql_type(t, True) == full
@@ -441,6 +465,7 @@ SPEC_T_ROW = {"id": 1, "c_decimal": "123.4560", "c_char": "abc", "c_varchar": "a
               "c_binary": b"abc" + bytes(13), "c_varbinary": b"abc", "c_enum": "a", "c_set": "a,b", "c_bit": 65}
 
 
+@pytest.mark.rules("CANAL-MYSQLTYPE-3")
 def test_spec_mysql_type_example_default():
     # spec 003, "mysqlType field": TiCDC's output has bare type names.
     msg = encode_json(row_event(SPEC_T, Op.INSERT, after=SPEC_T_ROW))
@@ -454,6 +479,7 @@ def test_spec_mysql_type_example_default():
                             "c_bit": "65"}]
 
 
+@pytest.mark.rules("CANAL-MYSQLTYPE-4", "CANAL-COMPAT-1")
 def test_spec_mysql_type_example_content_compatible():
     # With content-compatible the parameters come back as TiDB prints them: no space inside
     # "decimal(10,4)" and the display width on "int(11)", unlike the official Canal sample.
@@ -496,6 +522,7 @@ def test_smoke_types_insert_bytes():
     ).encode("utf-8")
 
 
+@pytest.mark.rules("CANAL-COMPAT-1")
 def test_smoke_types_content_compatible_types():
     row = {"id": 1, "name": "a", "big": 1, "amount": "0.000000", "at": "2023-01-01 00:00:00.000",
            "payload": b"", "note": ""}
@@ -507,6 +534,7 @@ def test_smoke_types_content_compatible_types():
     assert msg["data"][0]["payload"] == "" and msg["data"][0]["note"] == ""
 
 
+@pytest.mark.rules("CANAL-SQLTYPE-1")
 def test_nulls_are_json_null_with_base_sql_type():
     row = {"id": 1, "name": "x", "big": None, "amount": None, "at": None, "payload": None, "note": None}
     msg = encode_json(row_event(SMOKE, Op.INSERT, after=row))
@@ -515,6 +543,7 @@ def test_nulls_are_json_null_with_base_sql_type():
     assert msg["sqlType"]["big"] == -5
 
 
+@pytest.mark.rules("CANAL-FIELDS-1")
 def test_table_without_primary_key_has_empty_pk_names():
     t = TableSchema(schema="s", table="nopk", table_id=9, columns=(Column("a", TiDBType("int")),), indexes=(),
                     schema_version=1)

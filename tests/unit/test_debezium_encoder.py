@@ -130,6 +130,7 @@ def _without_source_and_ts(obj: dict) -> dict:
 
 
 @pytest.mark.parametrize("disable_schema", [False, True])
+@pytest.mark.rules("DBZ-TYPEMAP-1", "DBZ-SCHEMA-1", "DBZ-DML-2", "DBZ-DML-3")
 def test_datatype_insert_matches_real_debezium_output(disable_schema):
     dbz_value = json.loads((TESTDATA / "datatype.dbz.json").read_bytes())
     dbz_key = json.loads((TESTDATA / "datatype.dbz.key.json").read_bytes())
@@ -170,6 +171,7 @@ def test_datatype_insert_matches_real_debezium_output(disable_schema):
         {k: dbz_src[k] for k in ("version", "name", "snapshot", "db", "table", "row")}
 
 
+@pytest.mark.rules("DBZ-TYPEMAP-1")
 def test_datatype_insert_field_order_is_ticdcs():
     """Semantically equal to Debezium, but the bytes follow TiCDC's writer order."""
     e = enc(cluster_id="dbserver1", time_zone="UTC")
@@ -217,6 +219,7 @@ SOURCE_SCHEMA_NO_EXT = [
 ]
 
 
+@pytest.mark.rules("DBZ-KEY-2", "DBZ-KEY-3", "DBZ-SCHEMA-3", "DBZ-DML-2", "DBZ-DML-3", "DBZ-EXTENSION-1")
 def test_insert_exact_bytes_like_ticdc_codec_test():
     e = enc(cluster_id="test_cluster")
     [msg] = e.encode(row_event(tiny_table(), Op.INSERT, None, {"tiny": 1}, commit_ts=TS1))
@@ -249,6 +252,7 @@ def test_insert_exact_bytes_like_ticdc_codec_test():
     assert msg.ts == TS1 and msg.headers == ()
 
 
+@pytest.mark.rules("DBZ-DML-2", "DBZ-DML-4", "DBZ-SCHEMA-1")
 def test_update_and_delete_like_ticdc_codec_test():
     t = tiny_table()
     e = enc(cluster_id="test_cluster", disable_schema=True)
@@ -300,6 +304,7 @@ def smoke_table() -> TableSchema:
 ALL_BYTES = bytes(range(256))
 
 
+@pytest.mark.rules("DBZ-KEY-2", "DBZ-TYPEMAP-3", "DBZ-TYPEMAP-4")
 def test_smoke_types_exact_payload():
     t = smoke_table()
     after = {"id": 42, "name": "Zoë 東京 🚀", "u": 18446744073709551615, "amount": "12345678901234.123456",
@@ -316,6 +321,7 @@ def test_smoke_types_exact_payload():
     assert m.value.endswith(b'"op":"c","before":null,"after":' + expected_after + b"}}")
 
 
+@pytest.mark.rules("DBZ-TYPEMAP-1")
 def test_bigint_unsigned_wraps_to_int64():
     t = smoke_table()
     e = enc(disable_schema=True)
@@ -343,6 +349,7 @@ def test_smoke_schema_fields():
     assert json.loads(m.key)["schema"]["name"] == "default.shop.orders.Key"
 
 
+@pytest.mark.rules("DBZ-EXTENSION-1", "DBZ-EXTENSION-2")
 def test_tidb_extension_adds_tidb_type_and_source_fields():
     e = enc(enable_tidb_extension=True)
     [m] = e.encode(row_event(smoke_table(), Op.INSERT, None, {"id": 1, "name": "a"}))
@@ -398,6 +405,7 @@ def render_one(t: TiDBType, value, nullable=True, tz="UTC", profile="ticdc", **c
     return m.value.split(b'"after":')[1][len(b'{"id":1,"c":'):-3]
 
 
+@pytest.mark.rules("DBZ-TYPEMAP-1")
 def test_integer_schema_types():
     cases = {
         ("tinyint", False): "int16", ("tinyint", True): "int16",
@@ -411,6 +419,7 @@ def test_integer_schema_types():
         assert json.loads(m.value)["schema"]["fields"][1]["fields"][1]["type"] == kind, (base, unsigned)
 
 
+@pytest.mark.rules("DBZ-TYPEMAP-1")
 def test_bit_little_endian_and_bool():
     assert render_one(TiDBType("bit", flen=1), 0) == b"false"
     assert render_one(TiDBType("bit", flen=1), 1) == b"true"
@@ -422,6 +431,7 @@ def test_bit_little_endian_and_bool():
         "parameters": {"length": "12"}, "field": "c"}
 
 
+@pytest.mark.rules("DBZ-TYPEMAP-7")
 def test_floats_follow_go_formatting():
     assert render_one(TiDBType("double"), 100.0) == b"100"
     assert render_one(TiDBType("double"), 1e21) == b"1e+21"
@@ -445,6 +455,7 @@ def test_float_with_decimals_declared_double():
     assert json.loads(m.value)["schema"]["fields"][1]["fields"][1]["type"] == "double"
 
 
+@pytest.mark.rules("DBZ-TYPEMAP-1")
 def test_temporal_types():
     assert render_one(TiDBType("date"), "1970-01-01") == b"0"
     assert render_one(TiDBType("date"), "1969-12-31") == b"-1"
@@ -477,6 +488,7 @@ def test_timestamp_zoned_in_utc_from_upstream_time_zone():
         render_one(TiDBType("timestamp"), "2023-03-12 02:30:00", tz="America/New_York")
 
 
+@pytest.mark.rules("DBZ-TYPEMAP-1")
 def test_enum_set_json_and_text():
     e = TiDBType("enum", elements=("x,y", "it's", "z"))
     [m] = enc().encode(row_event(one_col_table("c", e), Op.INSERT, None, {"id": 1, "c": "x,y"}))
@@ -560,6 +572,7 @@ def test_field_schema_defaults():
 # Keys: handle-key choice, sanitized names, tables without a handle
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.rules("DBZ-KEY-2")
 def test_key_uses_smallest_not_null_unique_key_in_table_order():
     cols = (col("a", int_type(), nullable=False), col("b", int_type(), nullable=False),
             col("c", int_type(), nullable=False), col("n", int_type()))
@@ -592,12 +605,14 @@ def test_schema_names_are_sanitized():
 # WATERMARK (spec 000 "WATERMARK event"; TiCDC codec_test.go TestCheckPointEvent)
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.rules("DBZ-WATERMARK-1")
 def test_watermark_only_with_tidb_extension():
     assert enc().encode(WatermarkEvent(3)) == []
     assert PROTOCOL.sends_watermarks(SinkConfig(protocol="debezium")) is False
     assert PROTOCOL.sends_watermarks(SinkConfig(protocol="debezium", enable_tidb_extension=True)) is True
 
 
+@pytest.mark.rules("DBZ-WATERMARK-2", "DBZ-WATERMARK-3", "DBZ-WATERMARK-4")
 def test_watermark_message():
     [m] = enc(cluster_id="test_cluster", enable_tidb_extension=True).encode(WatermarkEvent(3))
     assert m.key == (b'{"payload":{},"schema":{"type":"struct","name":"test_cluster.watermark.Key",'
@@ -637,6 +652,7 @@ def id_column(**over):
     return c
 
 
+@pytest.mark.rules("DBZ-KEY-1", "DBZ-DDL-1", "DBZ-DDL-3", "DBZ-DDL-4", "DBZ-SCHEMA-2", "DBZ-EXTENSION-1")
 def test_ddl_rename_like_ticdc_codec_test():
     d = DDL(1, DDLType.RENAME_TABLE, "RENAME TABLE test.table1 to test.table2", "test", "table2",
             ddl_table("table2"), ddl_table("table1"))
@@ -670,6 +686,7 @@ def test_ddl_rename_like_ticdc_codec_test():
         "enumValues"]
 
 
+@pytest.mark.rules("DBZ-DDL-3", "DBZ-SCHEMA-1")
 def test_ddl_create_and_drop_without_schema():
     e = enc(cluster_id="test_cluster", disable_schema=True)
     create = DDL(1, DDLType.CREATE_TABLE, "CREATE TABLE test.table1(id int(10) primary key)", "test", "table1",
@@ -694,6 +711,7 @@ def test_ddl_create_and_drop_without_schema():
     assert (v["tableChanges"], v["source"]["table"], v["databaseName"]) == ([], "", "test")
 
 
+@pytest.mark.rules("DBZ-BROADCAST-1", "DBZ-DDL-3")
 def test_ddl_types_and_broadcast():
     assert PROTOCOL.ddl_to_all_partitions(SinkConfig(protocol="debezium")) is True
     assert PROTOCOL.uses_bootstrap is False
@@ -718,6 +736,7 @@ def test_ddl_types_and_broadcast():
     assert e.encode(BootstrapEvent(t)) == [] and e.flush() == []
 
 
+@pytest.mark.rules("DBZ-DDL-4")
 def test_ddl_column_metadata_from_query_and_column_info():
     cols = (
         col("id", int_type("bigint", True), nullable=False, auto_increment=True),

@@ -96,6 +96,7 @@ T1 = table(columns=[Column("id", int_type(), nullable=False), Column("val", varc
 # --- reference binary files -----------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["ddl", "row", "rts"])
 @pytest.mark.parametrize("n", [0, 1, 2])
+@pytest.mark.rules("OPEN-FRAMING-1", "OPEN-FRAMING-2", "OPEN-FRAMING-3", "OPEN-VERSION-1", "OPEN-WATERMARK-3")
 def test_reference_frames_parse(kind, n):
     key = (REFERENCE / "key" / f"{kind}_key_{n}").read_bytes()
     value = (REFERENCE / "value" / f"{kind}_value_{n}").read_bytes()
@@ -112,6 +113,7 @@ def test_reference_frames_parse(kind, n):
             orjson.loads(v)
 
 
+@pytest.mark.rules("OPEN-WATERMARK-3")
 def test_resolved_message_is_byte_identical_to_reference():
     (msg,) = encoder().encode(WatermarkEvent(1))
     assert msg.key == (REFERENCE / "key" / "rts_key_0").read_bytes()
@@ -119,6 +121,7 @@ def test_resolved_message_is_byte_identical_to_reference():
     assert msg.ts == 1
 
 
+@pytest.mark.rules("OPEN-WATERMARK-3", "OPEN-FRAMING-1", "OPEN-FRAMING-2")
 def test_resolved_frames_match_reference_batch():
     # The reference batches three resolved events in one message; TiCDC sends each on its
     # own, so the frames (not the messages) must agree.
@@ -129,6 +132,7 @@ def test_resolved_frames_match_reference_batch():
     assert b"".join(m.value for m in msgs) == (REFERENCE / "value" / "rts_value_1").read_bytes()
 
 
+@pytest.mark.rules("OPEN-KEY-2", "OPEN-DDL-2")
 def test_ddl_message_is_byte_identical_to_reference():
     ddl = DDL(commit_ts=1, ddl_type=DDLType.CREATE_SCHEMA, query="create table a", schema="a", table="b",
               table_after=None, table_before=None)
@@ -138,6 +142,7 @@ def test_ddl_message_is_byte_identical_to_reference():
     assert msg.ts == 1
 
 
+@pytest.mark.rules("OPEN-KEY-1", "OPEN-FRAMING-1")
 def test_row_keys_match_reference_batch():
     # row_value_* predate the "f" field, so only the keys are compared byte for byte.
     tbl = table(name="b", schema="a", columns=[Column("col1", varchar(8))])
@@ -174,6 +179,7 @@ def _without_flags(value: bytes) -> dict:
     return doc
 
 
+@pytest.mark.rules("OPEN-BROADCAST-3", "OPEN-KEY-2", "OPEN-DDL-2", "OPEN-DDLTYPE-1", "OPEN-WATERMARK-3")
 def test_spec_example_ddl_and_resolved_logs_1_to_4():
     ts = 415508856908021766
     ddl = DDL(commit_ts=ts, ddl_type=DDLType.CREATE_TABLE,
@@ -189,6 +195,7 @@ def test_spec_example_ddl_and_resolved_logs_1_to_4():
         ]
 
 
+@pytest.mark.rules("OPEN-KEY-1", "OPEN-ROW-1", "OPEN-ROW-5", "OPEN-COLUMN-1", "OPEN-WATERMARK-3")
 def test_spec_example_rows_logs_5_to_14():
     ts1, ts2, rts = 415508878783938562, 415508881418485761, 415508881038376963
     opts = dict(output_old_value=False, delete_only_output_handle_key_columns=True)
@@ -238,6 +245,7 @@ def _rows(n, start=1):
     return [insert(T1, {"id": i, "val": "x"}, ts=1000 + i) for i in range(start, start + n)]
 
 
+@pytest.mark.rules("OPEN-FRAMING-1", "OPEN-FRAMING-2")
 def test_batch_closes_at_max_batch_size():
     enc = encoder(max_batch_size=2)
     out = [m for e in _rows(5) for m in enc.encode(e)]
@@ -248,6 +256,7 @@ def test_batch_closes_at_max_batch_size():
     assert [m.ts for m in out + rest] == [1002, 1004, 1005]
 
 
+@pytest.mark.rules("OPEN-FRAMING-1", "OPEN-FRAMING-2")
 def test_default_batch_size_is_16():
     enc = OpenProtocolEncoder(OpenProtocolOptions.from_sink_config(SinkConfig(protocol="open-protocol")), "t", 0)
     out = [m for e in _rows(17) for m in enc.encode(e)]
@@ -255,6 +264,7 @@ def test_default_batch_size_is_16():
     assert [len(frames(m)) for m in enc.flush()] == [1]
 
 
+@pytest.mark.rules("OPEN-FRAMING-1", "OPEN-FRAMING-2")
 def test_batch_closes_before_exceeding_max_message_bytes():
     events = _rows(3)
     k, v = one_row(encoder(), events[0])
@@ -288,6 +298,7 @@ def test_handle_key_only_for_large_messages():
         OpenProtocolOptions(large_message_handle_option="claim-check-everything")
 
 
+@pytest.mark.rules("OPEN-DDL-2", "OPEN-DDLTYPE-2")
 def test_ddl_and_watermark_flush_open_batch_first():
     enc = encoder()
     assert enc.encode(_rows(1)[0]) == []
@@ -305,6 +316,7 @@ def test_ddl_and_watermark_flush_open_batch_first():
     assert enc.flush() == []
 
 
+@pytest.mark.rules("OPEN-KEY-2", "OPEN-DDLTYPE-1")
 def test_schema_level_ddl_keeps_empty_table_name():
     ddl = DDL(commit_ts=5, ddl_type=DDLType.CREATE_SCHEMA, query="CREATE DATABASE `d`", schema="d", table="",
               table_after=None, table_before=None)
@@ -317,6 +329,7 @@ def test_bootstrap_is_not_an_open_protocol_event():
         encoder().encode(BootstrapEvent(T1))
 
 
+@pytest.mark.rules("OPEN-BROADCAST-1", "OPEN-BROADCAST-2")
 def test_protocol_module():
     assert encoder_module("open-protocol") is PROTOCOL
     cfg = SinkConfig(protocol="open-protocol")
@@ -345,6 +358,9 @@ SMOKE = table(
 )
 
 
+@pytest.mark.rules(
+    "OPEN-COLUMN-1", "OPEN-TYPECODE-1", "OPEN-TYPECODE-5", "OPEN-TYPECODE-7", "OPEN-TYPECODE-9",
+    "OPEN-TYPECODE-11", "OPEN-FLAG-1", "OPEN-FLAG-2", "OPEN-FLAG-4", "OPEN-FLAG-5", "OPEN-FLAG-6")
 def test_smoke_types_row():
     row = {"id": -2147483648, "u64": 18446744073709551615, "name": "héllo 世界 \"q\" \\ \n\t\x01",
            "amount": "12345678901234.123456", "at": "2023-11-30 12:34:56.120", "data": bytes(range(256)),
@@ -369,6 +385,7 @@ def test_smoke_types_row():
     assert doc["name"]["v"] == row["name"]
 
 
+@pytest.mark.rules("OPEN-TYPECODE-7", "OPEN-FLAG-2", "OPEN-FLAG-4")
 def test_varchar_primary_key():
     tbl = table(columns=[Column("k", varchar(32), nullable=False), Column("n", int_type())],
                 indexes=[Index("PRIMARY", ("k",), primary=True)])
@@ -423,10 +440,15 @@ def _raw_v(tidb_type: TiDBType, value) -> bytes:
     (TiDBType("float"), 153.123, 4, 65, 153.123),
     (TiDBType("double"), 153.123, 5, 65, 153.123),
 ])
+@pytest.mark.rules(
+    "OPEN-TYPECODE-1", "OPEN-TYPECODE-2", "OPEN-TYPECODE-4", "OPEN-TYPECODE-5", "OPEN-TYPECODE-6",
+    "OPEN-TYPECODE-8", "OPEN-TYPECODE-9", "OPEN-TYPECODE-10", "OPEN-TYPECODE-11", "OPEN-TYPECODE-12",
+    "OPEN-FLAG-6")
 def test_type_rendering(tidb_type, value, code, flag, v):
     assert _render(tidb_type, value) == {"t": code, "f": flag, "v": v}
 
 
+@pytest.mark.rules("OPEN-COLUMN-1")
 def test_every_base_type_has_a_code_and_renders_null():
     from ticdc_generators.types import ALL_BASE_TYPES
     for base in ALL_BASE_TYPES:
@@ -445,6 +467,7 @@ def test_every_base_type_has_a_code_and_renders_null():
     (-0.5, b"-0.5"),
     (3.4028234663852886e38, b"3.4028235e+38"),
 ])
+@pytest.mark.rules("OPEN-TYPECODE-2")
 def test_float_text(value, text):
     assert _raw_v(TiDBType("float"), value) == text
 
@@ -454,6 +477,7 @@ def test_float_text(value, text):
     (123456789.125, b"123456789.125"), (5e-324, b"5e-324"), (1.7976931348623157e308, b"1.7976931348623157e+308"),
     (1e-6, b"0.000001"), (0.0, b"0"),
 ])
+@pytest.mark.rules("OPEN-TYPECODE-2")
 def test_double_text(value, text):
     assert _raw_v(TiDBType("double"), value) == text
 
@@ -474,6 +498,7 @@ def test_float32_shortest_matches_numpy():
             len(ref.replace("-", "").split("e")[0].replace(".", "").strip("0"))
 
 
+@pytest.mark.rules("OPEN-TYPECODE-7", "OPEN-TYPECODE-12", "OPEN-FLAG-1")
 def test_binary_strings_are_go_quoted():
     # spec 002, Column type code: VARBINARY/BINARY show "\\x89PNG\\r\\n\\x1a\\n".
     assert _raw_v(TiDBType("varbinary", flen=16), b"\x89PNG\r\n\x1a\n") == b'"\\\\x89PNG\\\\r\\\\n\\\\x1a\\\\n"'
@@ -494,6 +519,7 @@ def test_binary_strings_are_go_quoted():
     (b"\xe4\xb8", "\\xe4\\xb8"),  # truncated
     ("\ufffd".encode(), "\ufffd"),  # a real U+FFFD is printable
 ])
+@pytest.mark.rules("OPEN-TYPECODE-7")
 def test_go_quote(data, quoted):
     assert go_quote_body(data) == quoted
 
@@ -506,6 +532,8 @@ def test_json_string_escaping_is_jsoniters():
 
 
 # --- column flags and handle key ---------------------------------------------------------------
+@pytest.mark.rules(
+    "OPEN-COLUMN-1", "OPEN-FLAG-1", "OPEN-FLAG-2", "OPEN-FLAG-4", "OPEN-FLAG-5", "OPEN-FLAG-6", "OPEN-FLAG-7")
 def test_flags_of_ticdc_encode_flag_table():
     # The table of TiCDC's TestEncodeFlag (pkg/sink/codec/open/encoder_test.go).
     tbl = table(columns=[
@@ -526,6 +554,7 @@ def test_flags_of_ticdc_encode_flag_table():
     assert [k for k, c in u.items() if c.get("h")] == ["a"]
 
 
+@pytest.mark.rules("OPEN-COLUMN-1", "OPEN-FLAG-2", "OPEN-FLAG-4")
 def test_handle_key_is_narrowest_not_null_unique_index():
     tbl = table(columns=[
         Column("a", int_type(), nullable=False), Column("b", int_type(), nullable=False),
@@ -548,6 +577,7 @@ AFTER = {"id": 1, "u64": 6, "name": "n", "amount": "1.000000", "at": "2024-01-01
          "note": "same"}
 
 
+@pytest.mark.rules("OPEN-ROW-2")
 def test_update_with_old_value():
     _, v = one_row(encoder(), update(SMOKE, BEFORE, AFTER))
     doc = orjson.loads(v)
@@ -557,11 +587,13 @@ def test_update_with_old_value():
     assert doc["u"]["u64"]["v"] == 6
 
 
+@pytest.mark.rules("OPEN-ROW-2")
 def test_update_without_old_value():
     _, v = one_row(encoder(output_old_value=False), update(SMOKE, BEFORE, AFTER))
     assert list(orjson.loads(v)) == ["u"]
 
 
+@pytest.mark.rules("OPEN-ROW-2")
 def test_only_output_updated_columns():
     _, v = one_row(encoder(only_output_updated_columns=True), update(SMOKE, BEFORE, AFTER))
     doc = orjson.loads(v)
@@ -585,6 +617,7 @@ def test_float_equality_is_float32_for_updated_columns():
     assert orjson.loads(v)["p"] == {}
 
 
+@pytest.mark.rules("OPEN-ROW-3")
 def test_delete_outputs_full_old_row_unless_handle_only():
     _, v = one_row(encoder(), delete(SMOKE, BEFORE))
     assert list(orjson.loads(v)["d"]) == ["id", "u64", "name", "amount", "at", "data", "note"]
@@ -595,6 +628,7 @@ def test_delete_outputs_full_old_row_unless_handle_only():
     assert v == b'{"d":{"id":{"t":3,"h":true,"f":11,"v":1}}}'
 
 
+@pytest.mark.rules("OPEN-ROW-3")
 def test_delete_without_handle_key_is_refused_when_handle_only():
     tbl = table(columns=[Column("x", int_type())])
     with pytest.raises(EncodeError):

@@ -102,6 +102,7 @@ def _expect(example: dict, **changes) -> bytes:
 
 
 # --- Avro schema -------------------------------------------------------------------------------
+@pytest.mark.rules("SIMPLE-AVRO-1")
 def test_message_schema_equals_ticdc_message_json(reference_schema):
     assert to_parsing_canonical_form(MESSAGE_SCHEMA) == to_parsing_canonical_form(reference_schema)
 
@@ -116,6 +117,7 @@ def _type_shape(t):
     return t
 
 
+@pytest.mark.rules("SIMPLE-AVRO-1")
 def test_message_schema_records_match_field_by_field(reference_schema):
     ours = {r["name"]: r for r in MESSAGE_SCHEMA}
     theirs = {r["name"]: r for r in reference_schema}
@@ -125,6 +127,7 @@ def test_message_schema_records_match_field_by_field(reference_schema):
                [(f["name"], _type_shape(f["type"]), f.get("default", "<none>")) for f in record["fields"]], name
 
 
+@pytest.mark.rules("SIMPLE-AVRO-1")
 def test_every_avro_datum_starts_with_the_message_union_index():
     enc = _encoder("avro")
     value = _one(enc, WatermarkEvent(compose(1_700_000_000_000, 3))).value
@@ -133,6 +136,7 @@ def test_every_avro_datum_starts_with_the_message_union_index():
 
 
 # --- spec 004 JSON examples ---------------------------------------------------------------------
+@pytest.mark.rules("SIMPLE-VERSION-1", "SIMPLE-DML-1", "SIMPLE-DML-2", "SIMPLE-SCHEMAVERSION-1", "SIMPLE-FIELDS-1")
 def test_insert_matches_spec_example(spec):
     ex = spec["INSERT"]
     ts = ex["commitTs"]
@@ -141,6 +145,7 @@ def test_insert_matches_spec_example(spec):
     assert msg.key == b"" and msg.ts == ts
 
 
+@pytest.mark.rules("SIMPLE-DML-3")
 def test_update_matches_spec_example(spec):
     ex = spec["UPDATE"]
     ts = ex["commitTs"]
@@ -149,6 +154,7 @@ def test_update_matches_spec_example(spec):
     assert msg.value == _expect(ex, buildTs=physical_ms(ts))
 
 
+@pytest.mark.rules("SIMPLE-DML-4")
 def test_delete_matches_spec_example(spec):
     ex = spec["DELETE"]
     ts = ex["commitTs"]
@@ -157,6 +163,7 @@ def test_delete_matches_spec_example(spec):
     assert msg.value == _expect(ex, buildTs=physical_ms(ts))
 
 
+@pytest.mark.rules("SIMPLE-WATERMARK-2")
 def test_watermark_matches_spec_example(spec):
     ex = spec["WATERMARK"]
     msg = _one(_encoder(), WatermarkEvent(ex["commitTs"]))
@@ -164,6 +171,8 @@ def test_watermark_matches_spec_example(spec):
     assert msg.key is None and msg.ts == ex["commitTs"]
 
 
+@pytest.mark.rules(
+    "SIMPLE-BOOTSTRAP-6", "SIMPLE-BOOTSTRAP-7", "SIMPLE-TABLESCHEMA-2", "SIMPLE-COLUMN-2", "SIMPLE-INDEX-2")
 def test_bootstrap_matches_spec_example(spec):
     ex = spec["BOOTSTRAP"]
     msg = _one(_encoder(), BootstrapEvent(user_table(name="new_user")))
@@ -179,6 +188,7 @@ def _alter_ddl(commit_ts: int) -> DDL:
                "simple", "user", after, before)
 
 
+@pytest.mark.rules("SIMPLE-DDL-1", "SIMPLE-DDL-2", "SIMPLE-DDL-3")
 def test_alter_ddl_matches_spec_example_under_tiflow(spec):
     ex = spec["ALTER"]
     msg = _one(_encoder(tiflow=True), DDLEvent(_alter_ddl(ex["commitTs"])))
@@ -186,6 +196,7 @@ def test_alter_ddl_matches_spec_example_under_tiflow(spec):
     assert msg.key is None and msg.ts == ex["commitTs"]
 
 
+@pytest.mark.rules("SIMPLE-DDL-3")
 def test_alter_ddl_under_new_ticdc_has_no_pre_table_schema(spec):
     ex = dict(spec["ALTER"])
     del ex["preTableSchema"]
@@ -249,6 +260,7 @@ def test_smoke_types_in_json():
         in msg.value
 
 
+@pytest.mark.rules("SIMPLE-DML-3")
 def test_nulls_in_json_and_update_carries_full_old_row():
     ts = T0 + 100
     after = dict(SMOKE_NULLS, quantity=5)
@@ -269,6 +281,7 @@ def test_varchar_primary_key_row_in_json():
     assert msg["old"] == {"code": "C-ÄÖ-中", "email": None, "visits": "-7"}
 
 
+@pytest.mark.rules("SIMPLE-AVRO-1", "SIMPLE-FORMAT-2")
 def test_smoke_types_round_trip_through_the_reference_avro_schema(reference_schema):
     ts = T0 + 100
     enc = _encoder("avro", time_zone="Asia/Shanghai")
@@ -296,6 +309,7 @@ def test_smoke_types_round_trip_through_the_reference_avro_schema(reference_sche
     assert named[1]["payload"][1]["data"]["quantity"] == (f"{NS}.UnsignedBigint", {"value": -1})
 
 
+@pytest.mark.rules("SIMPLE-DML-2", "SIMPLE-DML-4", "SIMPLE-FORMAT-2")
 def test_insert_and_delete_in_avro_carry_one_row_map(reference_schema):
     ts = T0 + 100
     enc = _encoder("avro")
@@ -358,12 +372,16 @@ def test_cases_cover_every_base_type():
 
 
 @pytest.mark.parametrize("t,value,as_json,as_avro", CASES, ids=[f"{c[0].sql()}={c[1]!r}"[:40] for c in CASES])
+@pytest.mark.rules(
+    "SIMPLE-MYSQLTYPE-2", "SIMPLE-MYSQLTYPE-3", "SIMPLE-MYSQLTYPE-4", "SIMPLE-MYSQLTYPE-5", "SIMPLE-MYSQLTYPE-6",
+    "SIMPLE-MYSQLTYPE-7")
 def test_value_rendering(t, value, as_json, as_avro):
     assert json_value(t, value, "UTC") == as_json
     assert avro_value(t, value, "UTC") == as_avro
     assert json_value(t, None, "UTC") is None and avro_value(t, None, "UTC") == ("null", None)
 
 
+@pytest.mark.rules("SIMPLE-FORMAT-2")
 def test_every_type_encodes_and_reads_back_in_both_formats(reference_schema):
     cols = tuple(Column(f"c{i}", t, column_id=i + 1) for i, (t, *_) in enumerate(CASES))
     table = TableSchema("db", "all_types", 7, (Column("pk", int_type(), nullable=False, column_id=0),) + cols,
@@ -384,6 +402,7 @@ def test_timestamp_location_is_the_changefeed_time_zone():
 
 
 # --- table schemas ------------------------------------------------------------------------------
+@pytest.mark.rules("SIMPLE-TABLESCHEMA-2", "SIMPLE-COLUMN-2", "SIMPLE-INDEX-2")
 def test_table_schema_indexes_and_data_types_in_json():
     ts = T0 + 50
     table = replace(customers_table(), columns=customers_table().columns + (
@@ -421,6 +440,7 @@ def test_table_schema_indexes_and_data_types_in_json():
     assert cols["visits"]["default"] is None and cols["code"]["nullable"] is False
 
 
+@pytest.mark.rules("SIMPLE-TABLESCHEMA-2", "SIMPLE-FORMAT-2")
 def test_table_schema_in_avro(reference_schema):
     table = replace(smoke_table(), columns=smoke_table().columns + (
         Column("at", TiDBType("timestamp", decimal=3), column_id=7),
@@ -450,6 +470,7 @@ def test_table_schema_in_avro(reference_schema):
     assert defaults["flags"] == "AB" and defaults["note"] is None  # Avro keeps a BIT default's raw bytes
 
 
+@pytest.mark.rules("SIMPLE-FIELDS-1")
 def test_bootstrap_build_ts_follows_the_partition_clock():
     enc = _encoder()
     wm = T0 + (5_000 << 18)
@@ -469,6 +490,7 @@ def test_bootstrap_build_ts_follows_the_partition_clock():
     (DDLType.MODIFY_TABLE_CHARSET_AND_COLLATE, "ALTER"), (DDLType.TRUNCATE_TABLE_PARTITION, "ALTER"),
     (DDLType.CREATE_SCHEMA, "QUERY"), (DDLType.DROP_SCHEMA, "QUERY"),
 ])
+@pytest.mark.rules("SIMPLE-TYPES-2")
 def test_ddl_type_labels(ddl_type, label, reference_schema):
     schema_level = ddl_type in (DDLType.CREATE_SCHEMA, DDLType.DROP_SCHEMA)
     before = None if ddl_type == DDLType.CREATE_TABLE or schema_level else smoke_table()
@@ -488,6 +510,7 @@ def test_ddl_type_labels(ddl_type, label, reference_schema):
         assert _json(_encoder(), DDLEvent(ddl))["tableSchema"]["version"] == before.schema_version
 
 
+@pytest.mark.rules("SIMPLE-FORMAT-2")
 def test_ddl_avro_round_trip(reference_schema):
     ddl = _alter_ddl(T0 + 10)
     rec = _avro(_one(_encoder("avro", tiflow=True), DDLEvent(ddl)).value, reference_schema)["payload"]
@@ -500,6 +523,7 @@ def test_ddl_avro_round_trip(reference_schema):
     assert rec["preTableSchema"] is None and rec["tableSchema"]["columns"][4]["dataType"]["decimal"] == 0
 
 
+@pytest.mark.rules("SIMPLE-WATERMARK-2", "SIMPLE-FORMAT-2")
 def test_watermark_avro_round_trip(reference_schema):
     ts = T0 + 77
     rec = _avro(_one(_encoder("avro"), WatermarkEvent(ts)).value, reference_schema)
@@ -508,6 +532,7 @@ def test_watermark_avro_round_trip(reference_schema):
 
 
 # --- profiles, options, module --------------------------------------------------------------------
+@pytest.mark.rules("SIMPLE-MYSQLTYPE-7")
 def test_tiflow_orders_columns_by_id_and_sends_bit_as_long(reference_schema):
     table = TableSchema("db", "t", 9, (
         Column("b", TiDBType("bit", flen=8), column_id=3),
@@ -528,6 +553,7 @@ def test_new_encoder_reads_the_sink_config():
     assert (enc.topic, enc.partition) == ("topic", 2)
 
 
+@pytest.mark.rules("SIMPLE-BROADCAST-1", "SIMPLE-BROADCAST-2")
 def test_protocol_module():
     assert encoder_module("simple") is PROTOCOL
     cfg = SinkConfig(protocol="simple")
@@ -536,6 +562,7 @@ def test_protocol_module():
     assert isinstance(PROTOCOL.new_encoder(cfg, "t", 0), SimpleEncoder)
 
 
+@pytest.mark.rules("SIMPLE-MESSAGE-1")
 def test_messages_are_never_held_back():
     enc = _encoder()
     ts = T0 + 3

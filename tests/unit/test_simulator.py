@@ -177,3 +177,35 @@ def test_smoke_history_has_what_the_scenario_promises():
     assert commit == sorted(commit) and len(set(commit)) == len(commit)
     values = [v for t in txns for c in t.changes for v in (c.after or {}).values()]
     assert 2**64 - 1 in values and None in values and bytes(range(256)) in values
+
+
+def test_bootstrap_needs_both_cadences_above_zero():
+    # TiCDC pkg/config/sink.go ShouldSendBootstrapMsg: interval > 0 && msg count > 0.
+    for cadence in ({"send_bootstrap_interval_in_sec": 0}, {"send_bootstrap_in_msg_count": 0}):
+        parts = by_partition(simulator(bootstrap=True, **cadence).run(history()))
+        assert not any("boot:t" in tags(rs) for rs in parts.values())
+
+
+def test_defaults_never_restart_and_keep_send_order():
+    sim = simulator()
+    first = tags(sim.run(history()))
+    assert sim.restarts == []
+    assert first == tags(simulator().run(history()))
+
+
+def test_a_restart_before_any_checkpoint_goes_back_to_the_start_and_resends_everything():
+    sim = simulator(failovers=1, failover_spacing=2, checkpoint_lag=1)
+    recs = list(sim.run(history()))
+    (restart,) = sim.restarts
+    events = list(history())
+    assert restart.checkpoint_ts == events[0].commit_ts - 1
+    sent_rows = [t for t in tags(recs) if t.startswith(("insert", "update", "delete"))]
+    for p, rs in by_partition(recs).items():
+        after = tags(rs[restart.offsets.get(("t", p), 0):])
+        # the restarted changefeed reports its checkpoint first, then the DDL comes again
+        assert after[0] == f"wm:{restart.checkpoint_ts}"
+        assert after.count(f"ddl:{ts(1000, 2)}") == 1 and tags(rs).count(f"ddl:{ts(1000, 2)}") == 2
+    resent = [t for p, rs in by_partition(recs).items() for t in tags(rs[restart.offsets.get(("t", p), 0):])
+              if t.startswith(("insert", "update", "delete"))]
+    assert sorted(set(sent_rows)) == sorted(resent)  # every row comes (again) after the restart
+    assert len(sent_rows) > len(resent)

@@ -19,6 +19,7 @@ from ticdc_generators.schema_json import table_from_json
 
 from ..consumer.output import final_file_name
 from ..protocols import protocol_package
+from .selection import consumer_table, selectors, unjudged_columns
 
 MAX_FINDINGS_PER_TABLE = 20
 
@@ -66,6 +67,11 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 def project_truth_row(table: TableSchema, row: dict[str, Any], protocol: str, options: dict) -> dict[str, Any]:
     pkg = protocol_package(protocol)
+    # A protocol whose encoding of a value depends on the column beyond its type (Debezium writes
+    # a NULL as the column's DEFAULT) projects whole columns.
+    column_projection = getattr(pkg, "project_column", None)
+    if column_projection is not None:
+        return {c.name: column_projection(c, row.get(c.name), options) for c in table.columns if not c.is_virtual}
     # Virtual generated columns never reach a consumer: TiCDC does not replicate them.
     return {c.name: pkg.project_value(c.type, row.get(c.name), options) for c in table.columns if not c.is_virtual}
 
@@ -144,17 +150,18 @@ def compare_table(table: TableSchema, expected: list[dict], actual: list[dict]) 
 def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: dict) -> list[TableVerdict]:
     verdicts = []
     tables = load_truth_tables(truth)
+    chosen = selectors(options)  # sink.column-selectors: a consumer knows the selected columns only
     truth_final = Path(truth) / "final"
     for qname in sorted(tables):
-        t = tables[qname]
+        t = consumer_table(tables[qname], chosen)
         expected_path = truth_final / final_file_name(t.schema, t.table)
         if not expected_path.exists():
             continue  # dropped upstream
         expected = [project_truth_row(t, r, protocol, options) for r in read_rows(expected_path)]
         actual_path = Path(consumer_out) / "final" / final_file_name(t.schema, t.table)
-        # A virtual generated column never reaches a consumer; whatever it writes there is not judged.
-        virtual = {c.name for c in t.columns if c.is_virtual}
-        actual = [{k: v for k, v in r.items() if k not in virtual} for r in read_rows(actual_path)]
+        # Virtual generated and unselected columns never reach a consumer; what it writes there is not judged.
+        hidden = unjudged_columns(tables[qname], chosen)
+        actual = [{k: v for k, v in r.items() if k not in hidden} for r in read_rows(actual_path)]
         findings = compare_table(t, expected, actual)
         if not actual_path.exists() and expected:
             findings.insert(0, Finding("CONSUMER-STATE-1", qname, None, f"the consumer wrote no {actual_path.name}"))

@@ -30,6 +30,7 @@ from ticdc_generators.sink.records import iter_record_files
 
 from ..consumer.output import final_file_name, project_row
 from .differential import load_truth_tables, project_truth_row, read_rows
+from .selection import consumer_table, selectors
 
 CASES: tuple[tuple[str, int], ...] = (("smoke", 1),)
 MAX_DIFFS_SHOWN = 25
@@ -60,8 +61,9 @@ def build_case(scenario: str, seed: int, encoding: str, target: Path) -> None:
         final = target / "expected" / "final"
         final.mkdir(parents=True, exist_ok=True)
         files = []
+        chosen = selectors(manifest["sink"])
         for qname in sorted(tables):
-            t = tables[qname]
+            t = consumer_table(tables[qname], chosen)  # a consumer knows the selected columns only
             name = final_file_name(t.schema, t.table)
             rows = read_rows(Path(tmp) / "truth" / "final" / name)
             cols = [c.name for c in t.columns if not c.is_virtual]

@@ -31,6 +31,9 @@ DECODED_SCHEMA = pa.schema([
     pa.field("table", pa.string()),
     pa.field("op", pa.string()),
     pa.field("key", pa.string()),  # canonical JSON list of the handle-key values
+    # JSON list of the key columns the message names; [] when it names none and the row is
+    # identified by its whole image (the consumer keeps duplicates of such rows as a multiset).
+    pa.field("key_columns", pa.string()),
     pa.field("key_order", pa.string()),  # key_order_token of the key
     pa.field("old_key", pa.string()),  # the before-image's key when an update changed it
     pa.field("old_key_order", pa.string()),
@@ -74,7 +77,7 @@ def event_row(record: KafkaRecord, seq: int, ev: DecodedEvent) -> dict[str, Any]
             return row
         row.update(
             kind="row", commit_ts=ev.commit_ts, schema=ev.schema, table=ev.table, op=ev.op,
-            key=_json(key), key_order=key_order_token(key),
+            key=_json(key), key_order=key_order_token(key), key_columns=_json(list(ev.key_columns)),
             old_key=_json(old_key) if old_key is not None and old_key != key else None,
             old_key_order=key_order_token(old_key) if old_key is not None and old_key != key else None,
             after=_json(ev.after), before=_json(ev.before),
@@ -132,9 +135,17 @@ def arrow_decoder(protocol: str, options: dict):
             for record in records_from_batch(batch):
                 out.extend(decoders.decode(record))
                 if len(out) >= BATCH_ROWS:
-                    yield pa.RecordBatch.from_pylist(out, schema=DECODED_SCHEMA)
+                    yield rows_to_batch(out)
                     out = []
         if out:
-            yield pa.RecordBatch.from_pylist(out, schema=DECODED_SCHEMA)
+            yield rows_to_batch(out)
 
     return decode_batches
+
+
+def rows_to_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    """The same batch as `RecordBatch.from_pylist(rows, DECODED_SCHEMA)`, built a column at a time,
+    which takes about a fifth of the time (the row dicts are read once per field in Python, but
+    Arrow converts flat lists much faster than it walks dicts)."""
+    return pa.RecordBatch.from_arrays([pa.array([r[f.name] for r in rows], type=f.type) for f in DECODED_SCHEMA],
+                                      schema=DECODED_SCHEMA)

@@ -1,33 +1,46 @@
 """A sequential, pure-Python consumer that follows TiCDC's consumer rules event by event.
 
 It reads all partitions merged by Kafka timestamp (as one consumer subscribed to every partition
-would), and applies the rules of TiCDC's own Kafka consumer (cmd/kafka-consumer):
-- each partition's watermark only moves forward; a lower one is a replay and is ignored;
-- the global watermark is the minimum over all partitions;
-- row events wait in a buffer and are applied, in commit-ts order, once the global watermark
-  reaches their commit ts; a row event at or below the already-applied global watermark is a
-  duplicate of an applied one and is dropped (spec 003, WATERMARK Event);
-- DDL is applied once, when the global watermark reaches its commit ts.
-Without any watermark in the stream (e.g. Canal-JSON without the TiDB extension) events apply in
-arrival order. It is small enough to read in one sitting, which is why the test consumers
-(tests/consumers/) derive from it.
+would) and applies the rules of docs/consumer-rules.md, which follow the specs and TiCDC's own
+Kafka consumer (cmd/kafka-consumer):
+- each partition's watermark only moves forward, a regression is tolerated and logged; the global
+  watermark is the minimum over all partitions (watermarks.py);
+- row events wait per partition and table and are applied in commit-ts order, one transaction per
+  commit ts, once the global watermark reaches them; a row event at or below the watermark already
+  applied is a re-send and is dropped; a re-sent copy of one still waiting is dropped; a re-sent
+  event that was never applied is kept (ordering.py);
+- DDL is decoded from every partition but applied once, when the global watermark reaches its
+  commit ts, after the row events before it and before those after it; what it does to rows
+  (rename, truncate, drop, partitions, columns) is derived from the message (ddl_semantics.py);
+- Simple row events wait in the decoder for their BOOTSTRAP or DDL; the partition's watermark
+  waits with them, so a consumer that joined mid-stream starts applying after the next BOOTSTRAP.
+Events without a commit ts (Canal-JSON without the TiDB extension) apply in arrival order, and the
+output says so. Outputs: output.py. The test consumers (tests/consumers/) derive from this class.
 """
 from __future__ import annotations
 
 import heapq
 import json
+import shutil
+from itertools import groupby
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Optional
 
-import orjson
 import pyarrow.parquet as pq
 
 from ticdc_generators.kafka_record import KafkaRecord
 from ticdc_generators.sink.records import records_from_batch
 
 from ..errors import ConsumerError
+from .ddl_semantics import AddColumn, NotUnderstood, PartitionsUnknown, effects_of
 from .decode_stage import PartitionDecoders
-from .output import final_file_name, parse_columns, project_row
+from .ordering import DDLQueue, DMLBuffer
+from .output import AppliedLog, StatesWriter, parse_columns, write_final
+from .tables import ConsumerTables
+from .watermarks import WatermarkTracker
+
+MAX_NOTES = 50
+_OP_RANK = {"delete": 0, "update": 1, "insert": 2}
 
 
 def merged_records(records_dir: Path) -> Iterator[KafkaRecord]:
@@ -43,129 +56,194 @@ def merged_records(records_dir: Path) -> Iterator[KafkaRecord]:
 
 
 class LocalConsumer:
-    def __init__(self, protocol: str, options: dict, partitions: Iterable[tuple[str, int]]) -> None:
+    def __init__(self, protocol: str, options: dict, partitions: Iterable[tuple[str, int]],
+                 out: Optional[Path] = None) -> None:
         self.decoders = PartitionDecoders(protocol, options)
-        self.partition_wm: dict[tuple[str, int], int] = {tp: 0 for tp in partitions}
+        self.watermarks = WatermarkTracker(partitions)
+        self.buffer = DMLBuffer()
+        self.ddl_queue = DDLQueue()
+        self.tables = ConsumerTables()
         self.applied_wm = 0
-        self.saw_watermark = False
-        self.buffer: list[tuple[int, int, dict]] = []  # (commit_ts, arrival, decoded row)
-        self.pending_ddl: dict[tuple, dict] = {}
         self.arrival = 0
-        self.tables: dict[tuple[str, str], dict[str, tuple[str, dict]]] = {}
-        self.columns: dict[tuple[str, str], list[str]] = {}
         self.errors: list[str] = []
-        self.duplicates_dropped = 0
-        self.regressions = 0
+        self.problems: list[str] = []  # DDL the consumer could not apply
+        self.notes: list[str] = []
+        self.figures = {"checkpoints": 0, "transactions_applied": 0, "rows_applied": 0, "ddl_applied": 0,
+                        "rows_dropped_below_watermark": 0, "ddl_dropped_below_watermark": 0,
+                        "rows_in_arrival_order": 0, "ddl_in_arrival_order": 0, "ddl_without_row_effect_known": 0}
+        self.log: Optional[AppliedLog] = None
+        self.states: Optional[StatesWriter] = None
+        if out is not None:
+            self.open(Path(out))
 
-    # --- input -------------------------------------------------------------------
+    def open(self, out: Path) -> None:
+        for stale in ("final", "states"):  # a previous run's tables must not survive into this one
+            if (out / stale).is_dir():
+                shutil.rmtree(out / stale)
+        self.log = AppliedLog(out)
+        self.states = StatesWriter(out)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+
+    # --- input -------------------------------------------------------------------------------
     def feed(self, record: KafkaRecord) -> None:
+        tp = (record.topic, record.partition)
+        self.watermarks.know(tp)
         for ev in self.decoders.decode(record):
             self.arrival += 1
             kind = ev["kind"]
             if kind == "error":
                 self.errors.append(ev["error"])
             elif kind == "watermark":
-                self.on_watermark(record, ev["commit_ts"])
+                self.on_watermark(tp, record.offset, ev["commit_ts"])
             elif kind == "ddl":
                 self.on_ddl(ev)
             elif kind == "row":
-                self.on_row(ev)
+                self.on_row(tp, ev)
             elif kind == "bootstrap":
-                self.columns.setdefault((ev["schema"], ev["table"]), parse_columns(ev["columns"]))
+                self.tables.table((ev["schema"], ev["table"]), parse_columns(ev["columns"]))
+        decoder = self.decoders.decoders.get(tp)
+        self.watermarks.hold(tp, getattr(decoder, "held_count", 0) > 0)
+        self.advance()
 
-    def on_row(self, ev: dict) -> None:
+    def on_watermark(self, tp: tuple[str, int], offset: int, ts: int) -> None:
+        if not self.watermarks.observe(tp, ts, offset):
+            self.buffer.new_epoch(tp)  # what follows on this partition re-sends what came before
+
+    def on_row(self, tp: tuple[str, int], ev: dict) -> None:
         ts = ev["commit_ts"]
-        if not self.saw_watermark or ts is None:
-            self.apply_row(ev)
-        elif ts <= self.applied_wm:
-            self.duplicates_dropped += 1
+        if ts is None:
+            self.figures["rows_in_arrival_order"] += 1
+            self.apply_rows(None, [ev])
+        elif self.figures["checkpoints"] and ts <= self.applied_wm:
+            self.figures["rows_dropped_below_watermark"] += 1
         else:
-            self.buffer.append((ts, self.arrival, ev))
+            self.buffer.add(tp, self.arrival, ev)
 
     def on_ddl(self, ev: dict) -> None:
-        ident = (ev["commit_ts"], ev["schema"], ev["table"], ev["query"])
-        if ev["commit_ts"] is not None and self.saw_watermark and ev["commit_ts"] <= self.applied_wm:
-            return  # applied already
-        self.pending_ddl.setdefault(ident, ev)
-        if not self.saw_watermark:
-            self._apply_ddl(ev)
-
-    def on_watermark(self, record: KafkaRecord, ts: int) -> None:
-        tp = (record.topic, record.partition)
-        self.saw_watermark = True
-        if ts < self.partition_wm.get(tp, 0):
-            self.regressions += 1
-            return
-        self.partition_wm[tp] = ts
-        global_wm = min(self.partition_wm.values())
-        if global_wm > self.applied_wm:
-            self.flush(global_wm)
-
-    # --- apply -------------------------------------------------------------------
-    def flush(self, global_wm: int) -> None:
-        ready = sorted((e for e in self.buffer if e[0] <= global_wm), key=lambda e: (e[0], e[1]))
-        self.buffer = [e for e in self.buffer if e[0] > global_wm]
-        ddls = sorted((d for d in self.pending_ddl.values() if d["commit_ts"] <= global_wm),
-                      key=lambda d: d["commit_ts"])
-        seen: set[tuple] = set()
-        for ts, _, ev in ready:
-            while ddls and ddls[0]["commit_ts"] < ts:
-                self._apply_ddl(ddls.pop(0))
-            ident = (ev["schema"], ev["table"], ev["key"], ts, ev["op"])
-            if ident in seen:
-                self.duplicates_dropped += 1
-                continue
-            seen.add(ident)
-            self.apply_row(ev)
-        for d in ddls:
-            self._apply_ddl(d)
-        self.applied_wm = global_wm
-
-    def _apply_ddl(self, ev: dict) -> None:
-        self.pending_ddl.pop((ev["commit_ts"], ev["schema"], ev["table"], ev["query"]), None)
-        name = (ev["schema"], ev["table"])
-        if ev["table"]:
-            self.tables.setdefault(name, {})
-        if ev["columns"]:
-            self.columns[name] = parse_columns(ev["columns"])
-
-    def apply_row(self, ev: dict) -> None:
-        name = (ev["schema"], ev["table"])
-        rows = self.tables.setdefault(name, {})
-        self.columns[name] = parse_columns(ev["columns"]) or self.columns.get(name, [])
-        if ev["old_key"] is not None:
-            rows.pop(ev["old_key"], None)
-        if ev["op"] == "delete":
-            rows.pop(ev["key"], None)
+        ts = ev["commit_ts"]
+        if ts is None:
+            self.figures["ddl_in_arrival_order"] += 1
+            self.apply_ddl(ev)
+        elif self.figures["checkpoints"] and ts <= self.applied_wm:
+            self.figures["ddl_dropped_below_watermark"] += 1
         else:
-            rows[ev["key"]] = (ev["key_order"], orjson.loads(ev["after"]))
+            self.ddl_queue.add(self.arrival, ev)
 
-    # --- output ------------------------------------------------------------------
+    def advance(self) -> None:
+        mark = self.watermarks.global_mark()
+        if self.watermarks.seen and mark is not None and mark > self.applied_wm:
+            self.flush(mark)
+
+    # --- apply -------------------------------------------------------------------------------
+    def flush(self, mark: Optional[int]) -> None:
+        """Applies everything up to `mark` (None: everything, at the end of a stream without
+        watermarks) in commit-ts order, DDL as a barrier; then records the checkpoint."""
+        upto = mark if mark is not None else float("inf")
+        rows = self.buffer.pop_ready(upto)
+        ddls = self.ddl_queue.pop_ready(upto)
+        i = 0
+        for ts, group in groupby(rows, key=lambda e: e[0]):
+            while i < len(ddls) and ddls[i]["commit_ts"] < ts:
+                self.apply_ddl(ddls[i])
+                i += 1
+            self.apply_rows(ts, [ev for _, _, ev in group])
+        for ddl in ddls[i:]:
+            self.apply_ddl(ddl)
+        if mark is not None:
+            self.applied_wm = mark
+            self.figures["checkpoints"] += 1
+            if self.states is not None:
+                self.tables.checkpoint(mark, self.states)
+            if self.log is not None:
+                self.log.checkpoint(mark)
+
+    def apply_rows(self, commit_ts: Optional[int], events: list[dict]) -> None:
+        events = sorted(events, key=lambda ev: (ev["schema"], ev["table"], ev["key_order"] or "",
+                                                _OP_RANK.get(ev["op"], 3)))
+        self.tables.apply_txn(events)
+        self.figures["transactions_applied"] += 1
+        self.figures["rows_applied"] += len(events)
+        if self.log is not None:
+            self.log.txn(commit_ts, events)
+
+    def apply_ddl(self, ev: dict) -> None:
+        effects = effects_of(ev["query"], ev["schema"], ev["table"])
+        for effect in effects:
+            if isinstance(effect, NotUnderstood):
+                self.figures["ddl_without_row_effect_known"] += 1
+                self.note(f"DDL at {ev['commit_ts']} applied as changing no row: {effect.reason}: {ev['query']}")
+                continue
+            if isinstance(effect, AddColumn) and effect.unknown:
+                self.note(f"DDL at {ev['commit_ts']}: existing rows get NULL for {effect.column}: {effect.unknown}")
+            try:
+                self.tables.apply_effect(effect)
+            except PartitionsUnknown as e:
+                self.problems.append(f"DDL at commit ts {ev['commit_ts']} ({ev['query']}) cannot be applied: {e}")
+        columns = parse_columns(ev["columns"])
+        if columns and ev["table"]:
+            self.tables.set_columns((ev["schema"], ev["table"]), columns)
+        self.figures["ddl_applied"] += 1
+        if self.log is not None:
+            self.log.ddl(ev["commit_ts"], ev["schema"], ev["table"], ev["query"])
+
+    # --- end ---------------------------------------------------------------------------------
+    def finish(self) -> None:
+        """End of input. A stream that never carried a watermark (but commit ts) is applied in
+        commit-ts order now; rows above the last watermark stay unapplied, as they would wait in a
+        live consumer."""
+        if not self.watermarks.seen and (len(self.buffer) or len(self.ddl_queue)):
+            self.note("the stream carries no watermark: row events and DDL were applied at the end of "
+                      "input in commit-ts order, with no checkpoint")
+            self.flush(None)
+        if self.states is not None:
+            self.tables.finish(self.states)
+
+    def ordering(self) -> str:
+        if self.watermarks.seen:
+            return "watermark"
+        if self.figures["rows_in_arrival_order"] or self.figures["ddl_in_arrival_order"]:
+            return "arrival (the stream carries no commit ts)"
+        return "commit ts at the end of input (the stream carries no watermark)"
+
     def write(self, out: Path) -> dict:
-        final = Path(out) / "final"
-        final.mkdir(parents=True, exist_ok=True)
-        for (schema, table), rows in sorted(self.tables.items()):
-            cols = self.columns.get((schema, table), [])
-            with open(final / final_file_name(schema, table), "wb") as f:
-                for _, (_, image) in sorted(rows.items(), key=lambda kv: kv[1][0]):
-                    f.write(project_row(image, cols))
+        out = Path(out)
+        self.finish()
+        if self.log is not None:
+            self.log.close()
+        if self.states is not None:
+            self.states.close()
+        write_final(out, self.tables.final_tables())
+        held = sum(getattr(d, "held_count", 0) for d in self.decoders.decoders.values())
         figures = {
+            "ordering": self.ordering(),
             "applied_watermark": self.applied_wm,
-            "duplicates_dropped": self.duplicates_dropped,
-            "watermark_regressions": self.regressions,
+            **self.figures,
+            "row_copies_dropped_while_waiting": self.buffer.copies_dropped,
+            "ddl_copies_dropped": self.ddl_queue.copies_dropped,
+            "watermark_regressions": self.watermarks.regressions,
+            "watermark_regression_log": [r.to_json() for r in self.watermarks.regression_log],
             "rows_waiting_above_watermark": len(self.buffer),
+            "ddl_waiting_above_watermark": len(self.ddl_queue),
+            "rows_waiting_for_schema": held,
+            "notes": self.notes,
         }
-        (Path(out) / "consumer.json").write_text(json.dumps(figures, indent=2) + "\n")
+        (out / "consumer.json").write_text(json.dumps(figures, indent=2) + "\n")
         return figures
 
 
 def consume_local(records_dir: Path, manifest: dict, out: Path, consumer_cls: type = LocalConsumer) -> dict:
     partitions = [(t, p) for t, n in sorted(manifest["topics"].items()) for p in range(n)]
-    consumer = consumer_cls(manifest["protocol"], manifest["sink"], partitions)
+    consumer = consumer_cls(manifest["protocol"], manifest["sink"], partitions, out=Path(out))
     for record in merged_records(records_dir):
         consumer.feed(record)
+    figures = consumer.write(out)
     if consumer.errors:
         raise ConsumerError(f"{len(consumer.errors)} record(s) could not be decoded as {manifest['protocol']}:\n"
                             + "\n".join(f"  {e}" for e in consumer.errors[:20]))
-    return consumer.write(out)
-
+    if consumer.problems:
+        raise ConsumerError(f"{len(consumer.problems)} DDL(s) could not be applied:\n"
+                            + "\n".join(f"  {p}" for p in consumer.problems[:20]))
+    return figures

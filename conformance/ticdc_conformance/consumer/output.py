@@ -1,18 +1,56 @@
-"""The consumer output format shared by every consumer (docs/consumer-protocol.md).
+"""The consumer output format shared by every consumer (docs/consumer-protocol.md, "Output").
 
-`OUT/final/<schema>.<table>.ndjson`: one canonical JSON object per row, columns in table order,
-rows sorted by `key_order_token` of the handle key.
+- `OUT/final/<schema>.<table>.ndjson`: the tables at the end, one canonical JSON object per row,
+  columns in table order, rows sorted by `key_order_token` of their key.
+- `OUT/applied.ndjson` (+ `applied.parquet`): what was applied, in apply order: transactions
+  (the row events of one commit ts), DDL, and a checkpoint each time the global watermark advanced.
+- `OUT/states/<schema>.<table>.ndjson` (+ `states.parquet`): every table's rows at every checkpoint
+  in temporal form, `{"from": W_i, "to": W_j | null, "row": {...}}` = the row is in the table at every
+  checkpoint W with W_i <= W < W_j. Written while consuming: a line is written when its row version
+  ends, the versions still open at the end last.
+Values are in the canonical form (docs/architecture.md "Canonical values") as far as the protocol
+carries them; Parquet files hold the same JSON text, so integers stay exact.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from collections import OrderedDict
+from pathlib import Path
+from typing import IO, Any, Iterable, Optional
 
 import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+APPLIED_SCHEMA = pa.schema([
+    pa.field("seq", pa.int64()),  # the entry's position in applied.ndjson (a transaction's rows share it)
+    pa.field("kind", pa.string()),  # txn | ddl | checkpoint
+    pa.field("ts", pa.int64()),  # commit ts (txn, ddl) or watermark (checkpoint); TSOs stay below 2**63
+    pa.field("schema", pa.string()),
+    pa.field("table", pa.string()),
+    pa.field("op", pa.string()),
+    pa.field("before", pa.string()),  # canonical JSON object
+    pa.field("after", pa.string()),
+    pa.field("query", pa.string()),
+])
+STATES_SCHEMA = pa.schema([
+    pa.field("schema", pa.string()),
+    pa.field("table", pa.string()),
+    pa.field("from", pa.int64()),
+    pa.field("to", pa.int64()),
+    pa.field("row", pa.string()),  # canonical JSON object, columns in table order
+])
+PARQUET_BATCH = 8192
+MAX_OPEN_STATE_FILES = 64
+
+
+def row_json(image: dict[str, Any], columns: Iterable[str]) -> bytes:
+    """A row as canonical JSON: exactly the table's columns, a column the row never carried is NULL."""
+    return orjson.dumps({c: image.get(c) for c in columns})
 
 
 def project_row(image: dict[str, Any], columns: list[str]) -> bytes:
-    """The output line of a row: exactly the table's columns, a column the row never carried is NULL."""
-    return orjson.dumps({c: image.get(c) for c in columns}) + b"\n"
+    """The output line of a row."""
+    return row_json(image, columns) + b"\n"
 
 
 def final_file_name(schema: str, table: str) -> str:
@@ -21,3 +59,114 @@ def final_file_name(schema: str, table: str) -> str:
 
 def parse_columns(text: Optional[str]) -> list[str]:
     return orjson.loads(text) if text else []
+
+
+class _ParquetStream:
+    """Rows appended one by one, written in batches, so a long run never holds them all."""
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.writer = pq.ParquetWriter(path, schema)
+        self.buffer: dict[str, list] = {f.name: [] for f in schema}
+        self.n = 0
+
+    def append(self, **values: Any) -> None:
+        for name, column in self.buffer.items():
+            column.append(values.get(name))
+        self.n += 1
+        if self.n >= PARQUET_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.n:
+            self.writer.write_table(pa.table(self.buffer, schema=self.schema))
+            for column in self.buffer.values():
+                column.clear()
+            self.n = 0
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+class AppliedLog:
+    def __init__(self, out: Path) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        self._f: IO[bytes] = open(out / "applied.ndjson", "wb")
+        self._pq = _ParquetStream(out / "applied.parquet", APPLIED_SCHEMA)
+        self.seq = 0
+
+    def txn(self, commit_ts: Optional[int], rows: list[dict]) -> None:
+        """`rows`: decoded row events (schema, table, op, before/after as canonical JSON text)."""
+        self._f.write(orjson.dumps({"kind": "txn", "commit_ts": commit_ts, "rows": [
+            {"schema": r["schema"], "table": r["table"], "op": r["op"],
+             "before": orjson.Fragment(r["before"] or "null"), "after": orjson.Fragment(r["after"] or "null")}
+            for r in rows]}) + b"\n")
+        for r in rows:
+            self._pq.append(seq=self.seq, kind="txn", ts=commit_ts, schema=r["schema"], table=r["table"],
+                            op=r["op"], before=r["before"], after=r["after"])
+        self.seq += 1
+
+    def ddl(self, commit_ts: Optional[int], schema: str, table: str, query: str) -> None:
+        self._f.write(orjson.dumps({"kind": "ddl", "commit_ts": commit_ts, "schema": schema, "table": table,
+                                    "query": query}) + b"\n")
+        self._pq.append(seq=self.seq, kind="ddl", ts=commit_ts, schema=schema, table=table, query=query)
+        self.seq += 1
+
+    def checkpoint(self, ts: int) -> None:
+        self._f.write(orjson.dumps({"kind": "checkpoint", "ts": ts}) + b"\n")
+        self._pq.append(seq=self.seq, kind="checkpoint", ts=ts)
+        self.seq += 1
+
+    def close(self) -> None:
+        self._f.close()
+        self._pq.close()
+
+
+class StatesWriter:
+    """`states/<schema>.<table>.ndjson` and `states.parquet`; a key-less table's row present twice
+    has two identical lines."""
+
+    def __init__(self, out: Path) -> None:
+        self.dir = out / "states"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._files: OrderedDict[tuple[str, str], IO[bytes]] = OrderedDict()
+        self._started: set[tuple[str, str]] = set()
+        self._pq = _ParquetStream(out / "states.parquet", STATES_SCHEMA)
+        self.lines = 0
+
+    def _file(self, name: tuple[str, str]) -> IO[bytes]:
+        f = self._files.get(name)
+        if f is not None:
+            self._files.move_to_end(name)
+            return f
+        if len(self._files) >= MAX_OPEN_STATE_FILES:
+            self._files.popitem(last=False)[1].close()
+        f = open(self.dir / final_file_name(*name), "ab" if name in self._started else "wb")
+        self._started.add(name)
+        self._files[name] = f
+        return f
+
+    def __call__(self, name: tuple[str, str], since: int, to: Optional[int], row: bytes, copies: int) -> None:
+        line = b'{"from":%d,"to":%s,"row":%s}\n' % (since, b"null" if to is None else b"%d" % to, row)
+        f = self._file(name)
+        text = row.decode()
+        for _ in range(copies):
+            f.write(line)
+            self._pq.append(schema=name[0], table=name[1], **{"from": since, "to": to, "row": text})
+        self.lines += copies
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+        self._pq.close()
+
+
+def write_final(out: Path, tables: Iterable[tuple[tuple[str, str], list[str], Iterable[dict]]]) -> None:
+    final = out / "final"
+    final.mkdir(parents=True, exist_ok=True)
+    for (schema, table), columns, rows in tables:
+        with open(final / final_file_name(schema, table), "wb") as f:
+            for image in rows:
+                f.write(project_row(image, columns))

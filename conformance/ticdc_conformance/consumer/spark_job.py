@@ -11,6 +11,10 @@ the per-partition watermarks and the per-table column lists, which are small, ar
    row key the event with the highest (commit_ts, offset) wins; a DELETE removes the row; an UPDATE
    that moved the key also deletes the old key;
 4. write: OUT/final/<schema>.<table>.ndjson (output.py) and OUT/consumer.json (figures).
+
+The same job runs in-process (`consume`, local[2] by default) and as a spark-submit application
+with any master (`main`, docs/spark-submit.md). Imports are absolute so that this file can be
+spark-submit's application file.
 """
 from __future__ import annotations
 
@@ -18,14 +22,20 @@ import json
 import os
 import shutil
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any, Optional
 
+if __name__ == "__main__":
+    # As an application file, this file's folder comes first on sys.path, where sibling modules
+    # would shadow top-level modules of the same name; the package is imported by its full name.
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 import orjson
 
-from ..errors import ConsumerError
-from .decode_stage import DECODED_SCHEMA, arrow_decoder
-from .output import final_file_name, parse_columns, project_row
+from ticdc_conformance.consumer.decode_stage import DECODED_SCHEMA, arrow_decoder
+from ticdc_conformance.consumer.output import final_file_name, parse_columns, project_row
+from ticdc_conformance.errors import ConsumerError
 
 def _spark_ddl(schema) -> str:
     import pyarrow as pa
@@ -203,3 +213,63 @@ def _escape(name: str) -> str:
     # Spark escapes partition values in directory names the way Hive does.
     from urllib.parse import quote
     return quote(name, safe=" ")
+
+
+# --- spark-submit -------------------------------------------------------------------------
+
+def build_py_files(target: Path) -> int:
+    """Writes the zip for spark-submit's --py-files: both packages (the consumer and the generators'
+    record and canonical-value modules it imports), source and package data, byte-identical for the
+    same tree. Returns the number of files. Third-party modules (pyarrow, orjson, fastavro, cramjam,
+    lz4) are not in it: executors need them installed, as any PySpark job's dependencies."""
+    import ticdc_conformance
+    import ticdc_generators
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    files = []
+    for package in (ticdc_conformance, ticdc_generators):
+        root = Path(package.__file__).resolve().parent
+        files += [(p, p.relative_to(root.parent).as_posix()) for p in sorted(root.rglob("*"))
+                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for path, name in files:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, path.read_bytes())
+    return len(files)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """`spark-submit [--master M] --py-files ticdc-conformance.zip spark_job.py --records R --out O`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="spark_job.py", description="The reference TiCDC consumer as a Spark job.")
+    parser.add_argument("--records", required=True, type=Path, help="Record-file folder.")
+    parser.add_argument("--manifest", type=Path, help="manifest.json (default: next to --records).")
+    parser.add_argument("--out", required=True, type=Path, help="Output folder.")
+    parser.add_argument("--work", type=Path, help="Scratch folder (default OUT/work).")
+    args = parser.parse_args(argv)
+    # Absolute paths: executors of a cluster do not share the driver's working directory.
+    records, out = args.records.resolve(), args.out.resolve()
+    work = (args.work or args.out / "work").resolve()
+    manifest = json.loads((args.manifest or records.parent / "manifest.json").read_text())
+    spark = spark_session()
+    try:
+        figures = consume(spark, records, manifest, out, work)
+    except ConsumerError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        spark.stop()
+    print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    # Run the package's copy of this module, not __main__: functions shipped to executors are then
+    # pickled by reference to an importable module.
+    from ticdc_conformance.consumer.spark_job import main as _main
+
+    sys.exit(_main())

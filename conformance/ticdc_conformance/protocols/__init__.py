@@ -3,8 +3,11 @@
 Each package exports `new_decoder(options) -> Decoder` and `project_value(type, value, options)`
 (the protocol's fidelity projection of a ground-truth value). A Decoder is stateful per
 topic-partition (Simple keeps a schema cache) and is fed that partition's records in offset order.
+Options are TiCDC's sink options by TiCDC's names, plus `claim-check-folder` and `snapshot-lookup`
+for large messages (large_message.py).
 What several decoders do alike lives beside the packages: common (failure signal, JSON, options),
-compression, floats and enum_set (fidelity projections).
+compression, claim_check and large_message (large-message handling), floats and enum_set (fidelity
+projections).
 """
 from __future__ import annotations
 

@@ -8,11 +8,14 @@ TiDB's ENUM/SET numbering in enum_set.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import Callable, Protocol
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 from ..sink.config import SinkConfig
 from ..sink.events import Message, SinkEvent
+
+if TYPE_CHECKING:
+    from ..sink.claim_check import ClaimCheckStorage
 
 
 class PartitionEncoder(Protocol):
@@ -28,13 +31,23 @@ class PartitionEncoder(Protocol):
 @dataclass(frozen=True)
 class EncoderModule:
     name: str
-    new_encoder: Callable[[SinkConfig, str, int], PartitionEncoder]
+    # new_encoder(config, topic, partition, storage=None): `storage` is the run's claim-check
+    # storage, needed only under large-message-handle-option = claim-check.
+    new_encoder: Callable[..., PartitionEncoder]
     # True: DDL goes to every partition of the topic; False: to partition 0 only.
     ddl_to_all_partitions: Callable[[SinkConfig], bool]
     # Whether the changefeed emits watermark/resolved events at all under this config.
     sends_watermarks: Callable[[SinkConfig], bool]
     # Whether the protocol needs BOOTSTRAP events scheduled by the simulator.
     uses_bootstrap: bool = False
+
+    def with_claim_check(self, storage: Optional["ClaimCheckStorage"]) -> "EncoderModule":
+        """This module with `storage` handed to every encoder it makes, so a caller that knows
+        only new_encoder(config, topic, partition) makes claim-check encoders too."""
+        if storage is None:
+            return self
+        make = self.new_encoder
+        return replace(self, new_encoder=lambda config, topic, partition: make(config, topic, partition, storage))
 
 
 _PACKAGES = {

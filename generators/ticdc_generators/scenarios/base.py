@@ -13,6 +13,9 @@ class Scenario:
     partition_num: int = 3
     # Rows spread over partitions by key, so per-partition ordering and the global watermark matter.
     dispatchers: tuple[DispatchRule, ...] = (DispatchRule(matcher=("*.*",), partition="index-value"),)
+    # SinkConfig fields this scenario sets for every encoding (a changefeed TOML or sink URI still
+    # applies on top).
+    sink_overrides: dict = {}
 
     # Whether `events` (a target number of row events) shapes this scenario's size.
     sized: bool = False

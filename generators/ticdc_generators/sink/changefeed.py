@@ -17,6 +17,7 @@ from typing import Any, Optional
 from urllib.parse import parse_qsl, urlparse
 
 from .config import ColumnSelector, DispatchRule, SinkConfig
+from .table_filter import FilterRuleError, TableFilter
 
 APPLIED = "applied"
 NO_EFFECT = "no effect on Kafka output"
@@ -29,11 +30,13 @@ class ChangefeedConfigError(ValueError):
 
 # key -> SinkConfig field (applied), NO_EFFECT, or (NOT_SIMULATED, TiCDC's default value)
 _TOP = {k: NO_EFFECT for k in (
-    "memory-quota", "case-sensitive", "force-replicate", "check-gc-safe-point", "enable-sync-point",
+    "memory-quota", "force-replicate", "check-gc-safe-point", "enable-sync-point",
     "bdr-mode", "sync-point-interval", "sync-point-retention", "sql-mode", "changefeed-error-stuck-duration",
     "enable-table-monitor", "ignore-ineligible-table", "performance-mode", "enable-active-active",
     "active-active-progress-interval", "active-active-sync-stats-interval", "event-collector-batch-count",
     "event-collector-batch-bytes", "enable-old-value")}
+# Column selectors match tables case-insensitively unless this is true (TiCDC columnselector.New).
+_TOP["case-sensitive"] = "case_sensitive"
 _SECTIONS_NO_EFFECT = ("mounter", "consistent", "scheduler", "synced-status")
 # [integrity] (TiCDC pkg/config/integrity.go): with "correctness" TiCDC computes row checksums and
 # the Simple and Debezium-free encoders carry them; the handling level only decides what TiCDC
@@ -124,8 +127,13 @@ def _dispatchers(rules: Any, problems: list) -> tuple[DispatchRule, ...]:
             problems.append(f"unknown key(s) {sorted(unknown)} in sink.dispatchers[{i}]")
         if r.get("partition") and r.get("dispatcher"):
             problems.append(f"sink.dispatchers[{i}]: dispatcher and partition cannot be configured both")
+        matcher = tuple(r.get("matcher", ("*.*",)))
+        try:
+            TableFilter.parse(matcher)
+        except FilterRuleError as e:
+            problems.append(f"sink.dispatchers[{i}].matcher {list(matcher)!r} is not a valid table filter: {e}")
         out.append(DispatchRule(
-            matcher=tuple(r.get("matcher", ("*.*",))), partition=r.get("partition") or r.get("dispatcher") or "default",
+            matcher=matcher, partition=r.get("partition") or r.get("dispatcher") or "default",
             index=r.get("index", ""), columns=tuple(r.get("columns", ())), topic=r.get("topic", "")))
     return tuple(out)
 

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .column_selector import validate as validate_column_selectors
+
 PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
 # TiCDC pkg/config/large_message.go and pkg/compression.
 LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
 COMPRESSIONS = ("none", "snappy", "lz4")
 INTEGRITY_LEVELS = ("none", "correctness")
+# Fields that steer the simulator and are no TiCDC option: kept out of `ticdc_options()`.
+SIMULATOR_SETTINGS = ("watermark_interval_ms", "version_profile", "interleave_tables", "failovers",
+                      "failover_spacing", "checkpoint_lag")
 # The TiCDC generations whose differing behaviour is simulated (docs/version-profiles.md).
 VERSION_PROFILES = ("ticdc", "tiflow")
 
@@ -61,6 +66,9 @@ class SinkConfig:
     send_all_bootstrap_at_start: bool = False
     output_raw_change_event: bool = False
     column_selectors: tuple[ColumnSelector, ...] = ()
+    # The changefeed's top-level `case-sensitive` (TiCDC default false): how table matchers
+    # of column selectors compare schema and table names.
+    case_sensitive: bool = False
     # [sink.kafka-config.large-message-handle]
     large_message_handle_option: str = "none"
     large_message_handle_compression: str = "none"
@@ -76,6 +84,14 @@ class SinkConfig:
     # changefeed's resolved ts is broadcast, and which TiCDC generation is simulated.
     watermark_interval_ms: int = 1000
     version_profile: str = "ticdc"  # ticdc (new, v9 line) | tiflow (classic)
+    # Delivery (simulator settings, not TiCDC options; sink/delivery.py, sink/failover.py):
+    # reorder row events of different tables between two checkpoints, as TiCDC's per-table
+    # pipelines may; restart the changefeed `failovers` times, about every `failover_spacing`
+    # history events, from a checkpoint `checkpoint_lag` checkpoints behind the last one.
+    interleave_tables: bool = False
+    failovers: int = 0
+    failover_spacing: int = 50
+    checkpoint_lag: int = 1
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -90,9 +106,19 @@ class SinkConfig:
             raise ValueError(f"unknown version profile {self.version_profile!r}; expected one of "
                              f"{', '.join(VERSION_PROFILES)}")
         self._validate_large_message()
+        validate_column_selectors(self)
+        self._validate_delivery()
         if self.integrity_check_level not in INTEGRITY_LEVELS:
             raise ValueError(f"unknown integrity-check-level {self.integrity_check_level!r}; "
                              f"expected one of {', '.join(INTEGRITY_LEVELS)}")
+
+    def _validate_delivery(self) -> None:
+        if self.failovers < 0:
+            raise ValueError(f"failovers must be 0 or more, got {self.failovers}")
+        if self.failover_spacing < 1:
+            raise ValueError(f"failover_spacing must be at least 1 history event, got {self.failover_spacing}")
+        if self.checkpoint_lag < 0:
+            raise ValueError(f"checkpoint_lag must be 0 or more checkpoints, got {self.checkpoint_lag}")
 
     def _validate_large_message(self) -> None:
         """TiCDC pkg/config/large_message.go AdjustAndValidate, message for message."""
@@ -128,7 +154,7 @@ class SinkConfig:
     def ticdc_options(self) -> dict:
         out = {}
         for k, v in asdict(self).items():
-            if k in ("watermark_interval_ms", "version_profile"):
+            if k in SIMULATOR_SETTINGS:
                 continue
             out[k.replace("_", "-")] = v
         return out

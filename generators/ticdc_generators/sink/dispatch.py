@@ -9,13 +9,13 @@ library implements this particular combination.
 """
 from __future__ import annotations
 
-import fnmatch
 from decimal import Decimal
 import zlib
 from typing import Any, Optional
 
 from ..model import Row, TableSchema
 from .config import DispatchRule, SinkConfig
+from .table_filter import TableFilter
 
 
 class PositionInertia:
@@ -48,20 +48,22 @@ def _bytes(v: Any) -> bytes:
     return column_value_string(v).encode("utf-8")
 
 
-def matches(rule: DispatchRule, table: TableSchema) -> bool:
-    name = f"{table.schema}.{table.table}"
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in rule.matcher)
-
-
 class Router:
-    """Topic and partition for each event, per the changefeed's dispatchers."""
+    """Topic and partition for each event, per the changefeed's dispatchers.
+
+    TiCDC downstreamadapter/sink/eventrouter/event_router.go: each rule's matcher is a table
+    filter (TiDB's rule syntax), case-insensitive unless the changefeed sets `case-sensitive`; the
+    first matching rule gives both the topic and the partition dispatcher, and a final `*.*` rule
+    with the default dispatcher and the default topic covers every other table."""
 
     def __init__(self, config: SinkConfig) -> None:
         self.config = config
+        self._filters = [(TableFilter.parse(rule.matcher, case_sensitive=config.case_sensitive), rule)
+                         for rule in config.dispatchers]
 
     def rule_for(self, table: TableSchema) -> Optional[DispatchRule]:
-        for rule in self.config.dispatchers:
-            if matches(rule, table):
+        for table_filter, rule in self._filters:
+            if table_filter.match(table.schema, table.table):
                 return rule
         return None
 

@@ -17,6 +17,9 @@ class RowEvent:
     change: RowChange
     commit_ts: int
     start_ts: int
+    # The columns `sink.column-selectors` keeps (TiCDC RowEvent.ColumnSelector); None keeps all.
+    # Only the values written lose the others; the change's table and images stay whole.
+    selected: Optional[frozenset[str]] = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,9 @@ class BootstrapEvent:
     """Simple protocol only: the current schema of a table."""
 
     table: TableSchema
+    # Sent at a changefeed's (re)start for send-all-bootstrap-at-start: TiCDC sends those the DDL
+    # way, through the synchronous producer, not with the bootstrap worker's row messages.
+    at_start: bool = False
 
 
 SinkEvent = Union[RowEvent, DDLEvent, WatermarkEvent, BootstrapEvent]

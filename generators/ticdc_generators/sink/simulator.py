@@ -15,11 +15,18 @@ What it decides (and where TiCDC decides the same):
   Partition");
 - Simple BOOTSTRAP: before a table's first row event, to all partitions of its topic (or
   partition 0 only per `send-bootstrap-to-all-partition`), then periodically (spec 004, BOOTSTRAP;
-  see `_maybe_bootstrap`).
+  see `_maybe_bootstrap`); with `send-all-bootstrap-at-start`, also every existing table's at
+  each changefeed (re)start (see `_bootstrap_all`);
+- with `interleave_tables`, rows of different tables interleave between checkpoints as TiCDC's
+  per-table dispatchers let them (delivery.py);
+- with `failovers`, the changefeed restarts from an earlier checkpoint and sends everything
+  above it again (failover.py, `_failover`).
 Offsets are contiguous per partition; the Kafka timestamp is the physical part of the event's TSO.
 """
 from __future__ import annotations
 
+import random
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Optional
 
@@ -27,8 +34,11 @@ from ..kafka_record import KafkaRecord
 from ..model import DDL, ROWID, Op, RowChange, TableSchema, Transaction
 from ..protocols import EncoderModule, PartitionEncoder, encoder_module
 from ..tso import physical_ms
+from .column_selector import dispatch_row, select_columns
 from .config import SinkConfig
+from .delivery import InterleaveWindow, table_pieces
 from .dispatch import Router
+from .failover import FailoverSchedule, ReplayLog, Restart
 from .events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
 
 
@@ -79,7 +89,9 @@ def split_if_key_changed(change: RowChange, raw: bool) -> tuple[Optional[RowChan
 
 
 class SinkSimulator:
-    def __init__(self, config: SinkConfig) -> None:
+    def __init__(self, config: SinkConfig, seed: int = 0) -> None:
+        """`seed` drives the delivery choices (table interleaving, where restarts fall, what
+        a restart loses in flight); the same config, seed and history give the same records."""
         self.config = config
         self.module: EncoderModule = encoder_module(config.protocol)
         self.router = Router(config)
@@ -87,6 +99,12 @@ class SinkSimulator:
         self._last_watermark_ms: Optional[int] = None
         self._last_ts = 0
         self._bootstrap_stats: dict[tuple[str, str], _BootstrapStat] = {}
+        self._window = InterleaveWindow(random.Random(f"interleave/{seed}")) if config.interleave_tables else None
+        self._schedule = FailoverSchedule(config.failovers, config.failover_spacing,
+                                          random.Random(f"failover/{seed}"))
+        self._replay = ReplayLog(config.checkpoint_lag) if config.failovers else None
+        self._loss_rng = random.Random(f"in-flight/{seed}")
+        self.restarts: list[Restart] = []
 
     # --- topology -------------------------------------------------------------------
     def topics(self) -> dict[str, int]:
@@ -117,14 +135,19 @@ class SinkSimulator:
 
     # --- events ---------------------------------------------------------------------
     def _row(self, change: RowChange, txn: Transaction) -> Iterator[KafkaRecord]:
+        # sink.column-selectors, judged on the whole table (virtual columns count for its keys).
+        selected = select_columns(self.config, change.table, self.router.rule_for(change.table))
+        # A BOOTSTRAP describes the whole table, virtual columns included, like the DDL's tableSchema of
+        # the same version (TiCDC pkg/sink/codec/simple/message.go newTableSchema: every column).
+        whole = change.table
         change = cdc_visible(change)
         t = change.table
         topic = self.router.topic_for(t)
-        row = change.after if change.after is not None else change.before
+        row = dispatch_row(self.config, change.after if change.after is not None else change.before, selected)
         p = self._partition(topic, self.router.partition_for(t, row, txn.commit_ts, self.config.partition_num))
         if self.module.uses_bootstrap:
-            yield from self._maybe_bootstrap(p, t, physical_ms(txn.commit_ts))
-        yield from self._send(p, RowEvent(change, txn.commit_ts, txn.start_ts))
+            yield from self._maybe_bootstrap(p, whole, physical_ms(txn.commit_ts))
+        yield from self._send(p, RowEvent(change, txn.commit_ts, txn.start_ts, selected))
 
     def _maybe_bootstrap(self, p: _Partition, t: TableSchema, now_ms: int) -> Iterator[KafkaRecord]:
         """TiCDC pkg/sink/codec/bootstraper.go: a table's first row event sends a BOOTSTRAP at once;
@@ -132,8 +155,8 @@ class SinkSimulator:
         `send-bootstrap-interval-in-sec` passed since the last one; a table without row events for
         30 minutes is forgotten, so its next row event counts as a first one again."""
         cfg = self.config
-        if cfg.send_bootstrap_interval_in_sec <= 0 and cfg.send_bootstrap_in_msg_count <= 0:
-            return  # both 0 disables bootstrap (spec 004)
+        if not self._bootstrap_enabled():
+            return
         name = (t.schema, t.table)
         stat = self._bootstrap_stats.get(name)
         if stat is not None and now_ms - stat.last_row_ms > _INACTIVE_MS:
@@ -155,7 +178,45 @@ class SinkSimulator:
         for target in targets:
             yield from self._send(target, BootstrapEvent(t))
 
+    def _bootstrap_enabled(self) -> bool:
+        """TiCDC pkg/config/sink.go ShouldSendBootstrapMsg: Simple sends BOOTSTRAP only while both
+        `send-bootstrap-interval-in-sec` and `send-bootstrap-in-msg-count` are above 0 (spec 004:
+        set both to 0 to disable)."""
+        cfg = self.config
+        return cfg.send_bootstrap_interval_in_sec > 0 and cfg.send_bootstrap_in_msg_count > 0
+
+    def _bootstrap_all(self, tables: Iterable[TableSchema]) -> Iterator[KafkaRecord]:
+        """send-all-bootstrap-at-start: when a changefeed (re)starts, a BOOTSTRAP of every table
+        existing at its start ts, before any other event of that run (TiCDC
+        downstreamadapter/dispatcher/event_dispatcher.go EmitBootstrap, run by
+        dispatcher_manager.go before the table trigger dispatcher receives events; tiflow
+        cdc/owner/ddl_manager.go trySendBootstrap, which holds the changefeed back until done).
+        They go the DDL way (kafka sink.go sendDDLEvent): to every partition whatever
+        `send-bootstrap-to-all-partition` says, and in new TiCDC to the default topic, since the
+        bootstrap DDL event carries no schema/table name for GetTopicForDDL (tiflow routes it by its
+        TableInfo). New TiCDC lists physical tables, so a partitioned table's BOOTSTRAP goes out once
+        per partition (pkg/common/event/table_schema_store.go GetAllNormalTableIds; schemastore
+        adds every partition ID). Tables created later get theirs before their first row as usual."""
+        cfg = self.config
+        if not (self.module.uses_bootstrap and cfg.send_all_bootstrap_at_start and self._bootstrap_enabled()):
+            return
+        ticdc = cfg.version_profile == "ticdc"
+        for t in sorted(tables, key=lambda t: t.table_id):
+            topic = cfg.topic if ticdc else self.router.topic_for(t)
+            targets = self._topic_partitions(topic) if self.module.ddl_to_all_partitions(cfg) \
+                else [self._partition(topic, 0)]
+            copies = len(t.partitioning.partitions) if ticdc and t.partitioning is not None else 1
+            for _ in range(copies):
+                for p in targets:
+                    yield from self._send(p, BootstrapEvent(t, at_start=True))
+
     def _transaction(self, txn: Transaction) -> Iterator[KafkaRecord]:
+        if self._window is not None:
+            # Held until the window closes; there the rows go per table (delivery.py), each
+            # table's key-changing inserts after that table's other rows of the transaction.
+            self._window.add(table_pieces(txn, lambda c: split_if_key_changed(c, self.config.output_raw_change_event)))
+            self._last_ts = txn.commit_ts
+            return
         deferred: list[RowChange] = []
         for change in txn.changes:
             now, later = split_if_key_changed(change, self.config.output_raw_change_event)
@@ -167,6 +228,7 @@ class SinkSimulator:
         self._last_ts = txn.commit_ts
 
     def _ddl(self, ddl: DDL) -> Iterator[KafkaRecord]:
+        yield from self._flush_window()  # a DDL is a barrier no row crosses
         table = ddl.table_after or ddl.table_before
         topic = self.router.topic_for(table) if table is not None else self.config.topic
         targets = self._topic_partitions(topic) if self.module.ddl_to_all_partitions(self.config) \
@@ -185,20 +247,75 @@ class SinkSimulator:
                 yield from self._emit(p, p.encoder.flush())
                 yield from self._send(p, WatermarkEvent(ts))
 
+    def _flush_window(self) -> Iterator[KafkaRecord]:
+        if self._window is not None:
+            yield from self._send_pieces(self._window.drain())
+
+    def _send_pieces(self, pieces) -> Iterator[KafkaRecord]:
+        for txn, rows in pieces:
+            for change in rows:
+                yield from self._row(change, txn)
+
+    def _checkpoint(self, ts: int) -> Iterator[KafkaRecord]:
+        """The changefeed's checkpoint advanced to `ts`: every row up to it is out, then it is
+        broadcast; a later restart may go back to it."""
+        yield from self._flush_window()
+        if self._replay is not None:
+            self._replay.checkpoint(ts)
+        yield from self._watermark(ts)
+
+    def _deliver(self, event: Transaction | DDL) -> Iterator[KafkaRecord]:
+        if isinstance(event, Transaction):
+            yield from self._transaction(event)
+        else:
+            yield from self._ddl(event)
+        if self._replay is not None:
+            self._replay.processed(event)
+        now = physical_ms(self._last_ts)
+        if self._last_watermark_ms is None:
+            self._last_watermark_ms = now
+        elif now - self._last_watermark_ms >= self.config.watermark_interval_ms:
+            self._last_watermark_ms = now
+            yield from self._checkpoint(self._last_ts)
+
+    def _failover(self, pending: deque) -> Iterator[KafkaRecord]:
+        """The changefeed fails after the event just delivered and restarts from a checkpoint
+        (failover.py). In flight when it fails: a seeded part of the open window reaches Kafka,
+        the rest never does, nor does an Open Protocol message still being filled. The restarted
+        changefeed has new producers and encoders (batches are cut anew; Simple's bootstrap
+        worker, pkg/sink/codec/bootstraper.go, starts with no table, so each table's first row
+        brings a BOOTSTRAP again), first sends the at-start BOOTSTRAPs and its checkpoint, then
+        every event above the checkpoint: those of the failed run, then those still pending."""
+        if self._window is not None:
+            pieces = self._window.drain()
+            yield from self._send_pieces(pieces[:self._loss_rng.randint(0, len(pieces))])
+        checkpoint, tables, replay = self._replay.restart()
+        self.restarts.append(Restart(checkpoint, {k: p.next_offset for k, p in sorted(self.partitions.items())}))
+        old, self.partitions = self.partitions, {}
+        for key in sorted(old):
+            self._partition(*key).next_offset = old[key].next_offset
+        self._bootstrap_stats = {}
+        self._last_ts = checkpoint
+        self._last_watermark_ms = physical_ms(checkpoint)
+        yield from self._bootstrap_all(tables)
+        yield from self._watermark(checkpoint)
+        pending.extendleft(reversed(replay))
+
     def run(self, history: Iterable[Transaction | DDL]) -> Iterator[KafkaRecord]:
-        """All Kafka records of the changefeed, in send order (offsets per partition contiguous)."""
-        for event in history:
-            if isinstance(event, Transaction):
-                yield from self._transaction(event)
-            else:
-                yield from self._ddl(event)
-            now = physical_ms(self._last_ts)
-            if self._last_watermark_ms is None:
-                self._last_watermark_ms = now
-            elif now - self._last_watermark_ms >= self.config.watermark_interval_ms:
-                self._last_watermark_ms = now
-                yield from self._watermark(self._last_ts)
-        # The final resolved ts: everything has been sent.
+        """All Kafka records of the changefeed, in send order (offsets per partition contiguous).
+        At its first start the changefeed's start ts lies just below the history's first event,
+        so no table exists yet and send-all-bootstrap-at-start has nothing to send."""
+        pending: deque[Transaction | DDL] = deque()  # events a restart sends again
+        source = iter(history)
+        while True:
+            event = pending.popleft() if pending else next(source, None)
+            if event is None:
+                break
+            yield from self._deliver(event)
+            if self._schedule.due():
+                yield from self._failover(pending)
+        # The final checkpoint: everything has been sent.
+        yield from self._flush_window()
         yield from self._watermark(self._last_ts)
         for key in sorted(self.partitions):
             p = self.partitions[key]

@@ -6,6 +6,13 @@ Spec 003, "Data resolution on the consumer side": isDdl=true is a DDL event; oth
 TIDB_WATERMARK is a WATERMARK event and INSERT/UPDATE/DELETE a DML event. The `_tidb` field exists
 only with enable-tidb-extension=true; TiCDC's consumer reads it only then (canal_json_decoder.go picks
 canalJSONMessageWithTiDBExtension by that option), so without the extension commit_ts is None.
+
+Large messages, which TiCDC allows only with the extension (pkg/config/large_message.go): a DML whose
+`_tidb.claimCheckLocation` is set is replaced by the message stored in claim-check storage (a
+ClaimCheckMessage whose value is the compressed Canal-JSON message, or that value alone with
+claim-check-raw-value; canal_json_decoder.go assembleClaimCheckDMLEvent); one whose
+`_tidb.onlyHandleKey` is true carries the handle-key columns only and is completed through the
+upstream snapshot (assembleHandleKeyOnlyDMLEvent). TiCDC never sets both; the location would win.
 """
 from __future__ import annotations
 
@@ -13,9 +20,10 @@ from typing import Any, Mapping, Optional
 
 from ticdc_generators.kafka_record import KafkaRecord
 
-from ...events import DecodedDDL, DecodedEvent, DecodedWatermark
+from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ..common import Malformed, decode_errors, json_object
 from ..compression import decompress
+from ..large_message import LargeMessages
 from .fields import opt_int, opt_typed, req_bool, req_object, req_str, req_uint64
 from .options import CanalJSONOptions, parse_options
 from .rows import DML_OPS, decode_rows
@@ -28,8 +36,9 @@ DDL_TYPES = frozenset({"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME"
 class CanalJSONDecoder:
     """Stateless: every Canal-JSON record is self-contained, so one instance per partition is enough."""
 
-    def __init__(self, options: CanalJSONOptions) -> None:
+    def __init__(self, options: CanalJSONOptions, large: Optional[LargeMessages] = None) -> None:
         self._options = options
+        self._large = large or LargeMessages()
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         with decode_errors(record, unexpected="unexpected"):
@@ -52,7 +61,7 @@ class CanalJSONDecoder:
                                 "events only with the TiDB extension")
             return [DecodedWatermark(ts=req_uint64(ext, "watermarkTs", "_tidb of TIDB_WATERMARK"))]
         if kind in DML_OPS:
-            return decode_rows(msg, kind, _commit_ts(ext, kind))
+            return self._dml(msg, kind, ext)
         raise Malformed(f"unknown event type {kind!r} for isDdl=false "
                         f"(expected INSERT, UPDATE, DELETE or {WATERMARK_TYPE})")
 
@@ -68,6 +77,36 @@ class CanalJSONDecoder:
         opt_typed(ext, "claimCheckLocation", str, where)
         opt_typed(ext, "rowkey", str, where)
         return ext
+
+    def _dml(self, msg: dict, kind: str, ext: Optional[dict]) -> list[DecodedRow]:
+        rows = decode_rows(msg, kind, _commit_ts(ext, kind))
+        if ext is None:
+            return rows
+        location = ext.get("claimCheckLocation")
+        if location:
+            return self._claim_checked(msg, kind, ext, location)
+        if ext.get("onlyHandleKey"):
+            return [self._large.complete(row) for row in rows]
+        return rows
+
+    def _claim_checked(self, msg: dict, kind: str, ext: dict, location: str) -> list[DecodedRow]:
+        value = self._large.stored_value(location)
+        try:
+            stored = json_object(decompress(self._options.large_message_handle_compression, value), "value")
+            if req_bool(stored, "isDdl", "message") or req_str(stored, "type", "message") != kind:
+                raise Malformed(f"holds a {stored.get('type')!r} message (isDdl={stored.get('isDdl')!r}), "
+                                f"not the {kind} the message announces")
+            stored_ext = self._extension(stored, kind)
+            if stored_ext.get("claimCheckLocation") or stored_ext.get("onlyHandleKey"):
+                raise Malformed("holds another large-message placeholder, not the full row")
+            for name, mine, theirs in (("database", msg.get("database"), stored.get("database")),
+                                       ("table", msg.get("table"), stored.get("table")),
+                                       ("_tidb.commitTs", ext.get("commitTs"), stored_ext.get("commitTs"))):
+                if mine != theirs:
+                    raise Malformed(f"holds {name} {theirs!r}, the message names {mine!r}")
+            return decode_rows(stored, kind, _commit_ts(stored_ext, kind))
+        except Malformed as e:
+            raise e.within("claim-check file") from None
 
     def _ddl(self, msg: dict, kind: str, ext: Optional[dict]) -> DecodedDDL:
         if kind not in DDL_TYPES:
@@ -87,4 +126,4 @@ def _commit_ts(ext: Optional[dict], kind: str) -> Optional[int]:
 
 
 def new_decoder(options: Mapping[str, Any] | None) -> CanalJSONDecoder:
-    return CanalJSONDecoder(parse_options(options))
+    return CanalJSONDecoder(parse_options(options), LargeMessages.from_options(options or {}))

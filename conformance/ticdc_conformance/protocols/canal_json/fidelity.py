@@ -85,8 +85,13 @@ def describe_event_fidelity(options: Mapping[str, Any] | None) -> dict[str, tupl
     else:
         out["delete.before"] = ("exact", "spec 003 Changes in the Old field of the Delete events: data holds the "
                                          "deleted row")
-    if opts.large_message_handle_option != "none":
-        out["oversized.row"] = ("lossy", f"large-message-handle-option={opts.large_message_handle_option}: a row "
-                                         "above max-message-bytes arrives with its handle-key columns only; the rest "
-                                         "lives upstream or in claim-check storage this decoder does not read")
+    if opts.large_message_handle_option == "claim-check":
+        out["oversized.row"] = ("exact", "large-message-handle-option=claim-check: a row above max-message-bytes "
+                                         "arrives as a claim-check location; the decoder reads the full message "
+                                         "back from the claim-check storage (decoder option claim-check-folder)")
+    elif opts.large_message_handle_option == "handle-key-only":
+        out["oversized.row"] = ("exact", "large-message-handle-option=handle-key-only: a row above "
+                                         "max-message-bytes arrives with its handle-key columns only; the decoder "
+                                         "completes it from the upstream snapshot at commitTs (new row) and "
+                                         "commitTs - 1 (old row) through its snapshot-lookup")
     return out

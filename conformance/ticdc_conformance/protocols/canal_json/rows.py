@@ -9,6 +9,7 @@ A DELETE carries the deleted row in `data` with `old` null; before v5.4.0 `old` 
 ("Changes in the Old field of the Delete events"), which is accepted when it really is a copy.
 `mysqlType`, `sqlType` and each row name the same columns: TiCDC builds all three from one column
 filter (canal_json_encoder.go, newJSONMessageForDML), also when it keeps only handle-key columns.
+`pkNames` is the row's key only when mysqlType holds all of it (keys.py).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any, Optional
 
 from ...events import DecodedRow
 from ..common import Malformed
+from ..keys import carried_key
 from .fields import is_sql_type_code, req_list_or_null, req_object, req_str
 from .java_type import expected_sql_type
 from .mysql_type import MySQLType, parse_mysql_type
@@ -28,8 +30,11 @@ def decode_rows(msg: dict, kind: str, commit_ts: Optional[int]) -> list[DecodedR
     where = f"{kind} event"
     schema = req_str(msg, "database", where)
     table = req_str(msg, "table", where)
-    key_columns = _pk_names(msg, where)
+    pk_names = _pk_names(msg, where)
     types = _mysql_types(msg, where)
+    # pkNames names the whole table's primary key, mysqlType the columns the message carries: a
+    # primary key a column selector cut away identifies no row (keys.py).
+    key_columns = carried_key([pk_names], types)
     sql_types = _sql_types(msg, where)
     if sql_types.keys() != types.keys():
         raise Malformed(f"{where}: sqlType and mysqlType describe different columns")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .decoder import DebeziumDecoder
-from .fidelity import describe_fidelity, project_value
+from .fidelity import describe_fidelity, project_column, project_value
 
 
 def new_decoder(options: Optional[dict] = None) -> DebeziumDecoder:
@@ -13,4 +13,4 @@ def new_decoder(options: Optional[dict] = None) -> DebeziumDecoder:
     return DebeziumDecoder(options)
 
 
-__all__ = ["DebeziumDecoder", "describe_fidelity", "new_decoder", "project_value"]
+__all__ = ["DebeziumDecoder", "describe_fidelity", "new_decoder", "project_column", "project_value"]

@@ -5,7 +5,8 @@ Spec 000 (Debezium) defines three value shapes, told apart by the payload:
 - WATERMARK: `op` "m" (only with enable-tidb-extension; TiCDC debezium/encoder.go);
 - DDL: no `op`, a `ddl` statement and `tableChanges` (Debezium's SchemaChangeValue).
 `payload.source.commit_ts` is TiCDC's extension field carrying the commit TSO; the key's payload
-holds the handle key columns ("primary key or unique index columns").
+holds the handle key columns ("primary key or unique index columns"), which identify the row
+when the value carries them (keys.py).
 Every message is one JSON document per key and per value, no batching, so the decoder keeps no
 state between records.
 """
@@ -18,6 +19,7 @@ from ticdc_generators.kafka_record import KafkaRecord
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ..common import Malformed, decode_errors, json_object
 from ..compression import decompress
+from ..keys import carried_key
 from .options import DebeziumOptions, parse_options
 from .schema import FieldSpec, envelope_field, parse_struct_fields
 from .values import decode_typed, decode_untyped
@@ -117,8 +119,11 @@ class DebeziumDecoder:
         after = None if after_raw is None else self._values(after_raw, after_specs, "after")
         specs = after_specs if after_specs is not None else before_specs
         columns = tuple(s.column for s in specs) if specs is not None else ()
+        # The key names the table's handle key whatever a column selector kept; the row is
+        # identified by it only when the value carries it too (keys.py).
+        key_columns = carried_key([self._key_columns(key)], after, before)
         return DecodedRow(schema=db, table=table, op=kind, commit_ts=commit_ts, after=after,
-                          before=before, key_columns=self._key_columns(key), columns=columns)
+                          before=before, key_columns=key_columns, columns=columns)
 
     def _row_specs(self, schema: dict, part: str) -> tuple[FieldSpec, ...]:
         descriptor = envelope_field(schema, part)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ticdc_generators.model import Column
 from ticdc_generators.types import TiDBType
 
 from ..common import Malformed
@@ -28,6 +29,16 @@ def project_value(t: TiDBType, value: Any, options: Optional[dict] = None) -> An
     except Malformed as exc:
         # Only a value TiDB cannot hold gets here (e.g. a TIME beyond 838:59:59).
         raise ValueError(f"{t.sql()} value {value!r} cannot be encoded: {exc}") from None
+
+
+def project_column(column: Column, value: Any, options: Optional[dict] = None) -> Any:
+    """A column's value as a Debezium consumer sees it: TiCDC writes a NULL of a column that has a
+    DEFAULT as that default (TiCDC pkg/sink/codec/debezium/codec.go writeDebeziumFieldValue:
+    `if datum.IsNull() { ... getValueFromDefault(defaultVal, ft) }`), so NULL and the default
+    cannot be told apart downstream."""
+    if value is None and column.has_default and column.default is not None:
+        value = column.default
+    return project_value(column.type, value, options)
 
 
 def describe_fidelity(t: TiDBType, options: Optional[dict] = None) -> tuple[str, str]:

@@ -1,4 +1,12 @@
-"""The reference Open Protocol decoder: one Kafka record -> the events it carries (spec 002)."""
+"""The reference Open Protocol decoder: one Kafka record -> the events it carries (spec 002).
+
+Large messages (TiCDC pkg/sink/codec/open/decoder.go, decodeDMLMessage): a row event whose key has a
+claim-check location "ccl" is read back from claim-check storage, whose file holds the whole
+one-event message as a ClaimCheckMessage {key, value} (the version head and length frames
+included; the value compressed like any other); that takes precedence over "ohk". A row event
+whose key says "ohk": true carries its handle-key columns only and is completed through the
+upstream snapshot.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +16,10 @@ from ticdc_generators.kafka_record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ..common import Malformed, bool_option, decode_errors, json_object
+from ..claim_check import claim_check_message
 from ..compression import codec_option, decompress
+from ..keys import carried_key
+from ..large_message import LargeMessages
 from .framing import KIND_DDL, KIND_RESOLVED, KIND_ROW, RawEvent, read_events
 from .values import decode_columns
 
@@ -33,8 +44,9 @@ class OpenProtocolDecoder:
     """Decodes the records of one topic-partition. Open Protocol messages are self-contained,
     so the decoder holds no state between records."""
 
-    def __init__(self, options: OpenProtocolOptions) -> None:
+    def __init__(self, options: OpenProtocolOptions, large: Optional[LargeMessages] = None) -> None:
         self.options = options
+        self.large = large or LargeMessages()
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         with decode_errors(record, unexpected="unreadable message"):
@@ -73,6 +85,38 @@ class OpenProtocolDecoder:
                           query=query, ddl_type=str(ddl_type))
 
     def _row(self, raw: RawEvent) -> DecodedRow:
+        location = raw.key.get("ccl")
+        if location:
+            return self._claim_checked(raw, location)
+        row = self._plain_row(raw)
+        if raw.key.get("ohk"):
+            return self.large.complete(row)
+        return row
+
+    def _claim_checked(self, raw: RawEvent, location: str) -> DecodedRow:
+        key, value = claim_check_message(self.large.read(location))
+        if key is None or value is None:
+            raise Malformed("claim-check file: the ClaimCheckMessage lacks its key or its value")
+        try:
+            events = read_events(key, value)
+        except Malformed as e:
+            raise e.within("claim-check file") from None
+        if len(events) != 1 or events[0].kind != KIND_ROW:
+            raise Malformed(f"claim-check file holds {len(events)} event(s) of type(s) "
+                            f"{[e.kind for e in events]}, not the one row event TiCDC stores")
+        stored = events[0]
+        if stored.key.get("ccl") or stored.key.get("ohk"):
+            raise Malformed("claim-check file holds another large-message placeholder, not the full row")
+        for name in ("ts", "scm", "tbl"):
+            if stored.key.get(name) != raw.key.get(name):
+                raise Malformed(f'claim-check file holds a row whose key "{name}" is {stored.key.get(name)!r}, '
+                                f"the message names {raw.key.get(name)!r}")
+        try:
+            return self._plain_row(stored)
+        except Malformed as e:
+            raise e.within("claim-check file") from None
+
+    def _plain_row(self, raw: RawEvent) -> DecodedRow:
         schema, table = raw.key.get("scm"), raw.key.get("tbl")
         if not schema or not table:
             raise Malformed('row event key lacks the schema "scm" or table "tbl"')
@@ -82,19 +126,20 @@ class OpenProtocolDecoder:
             if has_u or has_p:
                 raise Malformed('row value mixes "d" with "u"/"p"')
             before, keys = _section(value, "d")
-            return DecodedRow(schema, table, "delete", raw.ts, None, before, tuple(keys))
+            return DecodedRow(schema, table, "delete", raw.ts, None, before, carried_key(keys, before))
         if not has_u:
             raise Malformed('row value has none of "u", "d"')
         after, keys = _section(value, "u")
         if has_p:
             old, _ = _section(value, "p", may_be_empty=True)
-            return DecodedRow(schema, table, "update", raw.ts, after, _merge_old(old, after), tuple(keys))
+            before = _merge_old(old, after)
+            return DecodedRow(schema, table, "update", raw.ts, after, before, carried_key(keys, after, before))
         if self.options.output_old_value:
-            return DecodedRow(schema, table, "insert", raw.ts, after, None, tuple(keys))
+            return DecodedRow(schema, table, "insert", raw.ts, after, None, carried_key(keys, after))
         # spec 002, Row Changed Event: "p" is "output only when the old value feature is enabled",
         # so without it an update is indistinguishable from an insert; "update" tells the
         # consumer to upsert.
-        return DecodedRow(schema, table, "update", raw.ts, after, None, tuple(keys))
+        return DecodedRow(schema, table, "update", raw.ts, after, None, carried_key(keys, after))
 
     def _value_object(self, raw: RawEvent, what: str) -> dict[str, Any]:
         if raw.value is None:
@@ -102,7 +147,8 @@ class OpenProtocolDecoder:
         return json_object(decompress(self.options.large_message_handle_compression, raw.value), f"{what} value")
 
 
-def _section(value: dict[str, Any], name: str, may_be_empty: bool = False) -> tuple[dict[str, Any], list[str]]:
+def _section(value: dict[str, Any], name: str,
+             may_be_empty: bool = False) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
     try:
         columns, keys = decode_columns(value[name])
     except Malformed as e:
@@ -125,4 +171,5 @@ def _merge_old(old: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
 
 
 def new_decoder(options: Optional[Mapping[str, Any]] = None) -> OpenProtocolDecoder:
-    return OpenProtocolDecoder(OpenProtocolOptions.from_options(options or {}))
+    options = options or {}
+    return OpenProtocolDecoder(OpenProtocolOptions.from_options(options), LargeMessages.from_options(options))

@@ -27,6 +27,9 @@ TINYBLOB, MEDIUMBLOB, LONGBLOB, BLOB, VAR_STRING, STRING, GEOMETRY = 249, 250, 2
 # spec 002, Bit flags of columns.
 BINARY_FLAG = 0x01
 HANDLE_KEY_FLAG = 0x02
+UNIQUE_KEY_FLAG = 0x10
+MULTIPLE_KEY_FLAG = 0x20
+NULLABLE_FLAG = 0x40
 UNSIGNED_FLAG = 0x80
 
 _U64_MAX = 2**64 - 1
@@ -45,23 +48,50 @@ _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 class ColumnValue:
     value: Any  # canonical JSON value
     is_handle: bool  # "h": true, or the HandleKeyFlag bit
+    flag: int = 0  # "f" (0 when absent: spec 002's first version had no flags)
+    has_flag: bool = False
 
 
-def decode_columns(section: Any) -> tuple[dict[str, Any], list[str]]:
-    """One of "u"/"p"/"d": column name -> canonical value (message order), and the handle-key columns."""
+def decode_columns(section: Any) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
+    """One of "u"/"p"/"d": column name -> canonical value (message order), and the keys the section
+    describes, best first (`key_candidates`)."""
     if not isinstance(section, dict):
         raise Malformed(f"expected an object of columns, got {type(section).__name__}")
     values: dict[str, Any] = {}
-    handles: list[str] = []
+    columns: dict[str, ColumnValue] = {}
     for name, obj in section.items():
         try:
             col = decode_column(obj)
         except Malformed as e:
             raise e.within(f"column {name!r}") from None
         values[name] = col.value
-        if col.is_handle:
-            handles.append(name)
-    return values, handles
+        columns[name] = col
+    return values, key_candidates(columns)
+
+
+def key_candidates(columns: dict[str, ColumnValue]) -> list[tuple[str, ...]]:
+    """The keys the flags of the carried columns describe, best first (see protocols/keys.py).
+
+    1. the handle key ("h" or HandleKeyFlag). Flags mark only carried columns, so a handle key a
+       column selector cut in part cannot be told from a whole one; TiCDC refuses a selection
+       that keeps neither a whole primary key nor a whole unique key, not one that splits the
+       primary key while keeping a unique key, and such a stream is not identified rightly here;
+    2. each NOT NULL single-column unique key (UniqueKeyFlag without MultipleKeyFlag or
+       NullableFlag): TiCDC's decoder makes one unique index of each such column
+       (TiCDC pkg/sink/codec/open/decoder.go newTiIndices);
+    3. every unique-flagged column together, when all are NOT NULL: TiCDC flags every column of a
+       unique index (open/message.go), so this is a superset of each NOT NULL unique key carried
+       whole, and a superset of a key is a key.
+    """
+    handles = [n for n, c in columns.items() if c.is_handle]
+    out: list[tuple[str, ...]] = []
+    if handles:
+        out.append(tuple(handles))
+    flagged = {n: c for n, c in columns.items() if c.has_flag and c.flag & UNIQUE_KEY_FLAG}
+    out += [(n,) for n, c in flagged.items() if not c.flag & (MULTIPLE_KEY_FLAG | NULLABLE_FLAG)]
+    if flagged and not any(c.flag & NULLABLE_FLAG for c in flagged.values()):
+        out.append(tuple(flagged))
+    return out
 
 
 def decode_column(obj: Any) -> ColumnValue:
@@ -92,7 +122,7 @@ def decode_column(obj: Any) -> ColumnValue:
             value = reader(raw, code, flag, has_flag)
         except Malformed as e:
             raise e.within(f"type {code}") from None
-    return ColumnValue(value, handle or bool(flag & HANDLE_KEY_FLAG))
+    return ColumnValue(value, handle or bool(flag & HANDLE_KEY_FLAG), flag, has_flag)
 
 
 # --- readers: (raw "v", type code, flags, whether "f" was present) -> canonical value ---------

@@ -5,6 +5,12 @@ Spec 004, "Message consumption scenarios": DML messages carry no schema, only `t
 (schema, table, version) and reads each DML through the entry its message names. A consumer that joins
 mid-stream (scenario 2) sees DMLs before any schema: they wait until a BOOTSTRAP or DDL brings it, as
 TiCDC's own decoder keeps them in `cachedMessages` (TiCDC pkg/sink/codec/simple/decoder.go).
+
+Large messages (decoder.go assembleDMLEvent) are resolved once the DML's schema is known: a
+`claimCheckLocation` names the full message in claim-check storage (a ClaimCheckMessage whose value is
+the compressed Simple message, or that value alone with claim-check-raw-value), read through the same
+schema version; TiCDC marks that placeholder `handleKeyOnly` too, and the location wins. A
+`handleKeyOnly` message without a location is completed through the upstream snapshot.
 """
 from __future__ import annotations
 
@@ -14,8 +20,11 @@ from ticdc_generators.kafka_record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
+from ..checksum import verify_row_checksum
 from ..common import Malformed, decode_errors
 from ..compression import codec_option, decompress
+from ..keys import carried_key
+from ..large_message import LargeMessages
 from .message import BootstrapMessage, DDLMessage, DMLMessage, WatermarkMessage
 from .table import TableInfo
 from .timestamps import load_zone
@@ -43,6 +52,9 @@ class SimpleDecoder:
             load_zone(self._time_zone)
         except Malformed as e:
             raise ValueError(f"time-zone: {e.reason}") from None
+        self._large = LargeMessages.from_options(options)
+        # TiCDC's consumer checks row checksums only with the integrity check on in its own config
+        self._check_checksums = options.get("integrity-check-level") == "correctness"
         self._max_held = max_held
         self._tables: dict[tuple[str, str, int], TableInfo] = {}
         self._held: list[tuple[KafkaRecord, DMLMessage]] = []
@@ -133,13 +145,43 @@ class SimpleDecoder:
         return {c.name: self._value(c, wire[c.name], self._time_zone) for c in table.columns if c.name in wire}
 
     def _row(self, message: DMLMessage, table: TableInfo) -> DecodedRow:
-        return DecodedRow(
+        if message.claim_check_location:
+            message = self._claim_checked(message)
+        row = DecodedRow(
             schema=message.schema,
             table=message.table,
             op=message.op,
             commit_ts=message.commit_ts,
             after=self._values(table, message.data),
             before=self._values(table, message.old),
-            key_columns=table.key_columns,
+            # A column selector may have cut the primary key out of the row (keys.py).
+            key_columns=carried_key(table.keys, message.data, message.old),
             columns=table.column_names,
         )
+        if not message.handle_key_only:
+            if self._check_checksums:
+                verify_row_checksum(message.checksum, table.columns, row.after, row.before, self._time_zone)
+            return row
+        row = self._large.complete(row)
+        for image in (row.after, row.before):
+            unknown = [name for name in image or () if name not in table.by_name]
+            if unknown:
+                raise Malformed(f"the upstream snapshot row of {table.schema}.{table.table} has column "
+                                f"{unknown[0]!r}, which schema version {table.version} does not")
+        return row
+
+    def _claim_checked(self, message: DMLMessage) -> DMLMessage:
+        value = decompress(self._compression, self._large.stored_value(message.claim_check_location))
+        try:
+            stored = self._parse(value)
+            if not isinstance(stored, DMLMessage):
+                raise Malformed(f"holds a {type(stored).__name__}, not a DML message")
+            if stored.claim_check_location or stored.handle_key_only:
+                raise Malformed("holds another large-message placeholder, not the full row")
+            for name in ("op", "schema", "table", "commit_ts", "schema_version"):
+                if getattr(stored, name) != getattr(message, name):
+                    raise Malformed(f"holds a DML whose {name} is {getattr(stored, name)!r}, "
+                                    f"the message names {getattr(message, name)!r}")
+        except Malformed as e:
+            raise e.within("claim-check file") from None
+        return stored

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ticdc_generators.checksum import RowChecksum
+
 from ..common import Malformed
+from .fields import get_bool, get_int
 from .table import TableInfo
 
 # spec 004, "Message types".
@@ -45,6 +48,12 @@ class DMLMessage:
     schema_version: int
     data: Optional[dict[str, Any]]  # wire values, keyed by column name
     old: Optional[dict[str, Any]]
+    # Large-message markers (TiCDC pkg/sink/codec/simple/message.go, omitempty): the message holds
+    # the handle-key columns only, and/or the full message lies at a claim-check location.
+    handle_key_only: bool = False
+    claim_check_location: Optional[str] = None
+    # `[integrity]` row checksums (message.go `checksum`, omitempty), checked by protocols/checksum.py
+    checksum: Optional[RowChecksum] = None
 
     @property
     def schema_key(self) -> tuple[str, str, int]:
@@ -52,6 +61,18 @@ class DMLMessage:
 
 
 Message = WatermarkMessage | BootstrapMessage | DDLMessage | DMLMessage
+
+
+def checksum_from_wire(raw: Optional[dict], where: str) -> Optional[RowChecksum]:
+    """TiCDC's `checksum` struct (JSON) / Checksum record (Avro): an int version, a bool and two uint32s
+    (Avro longs holding int64(uint32))."""
+    if raw is None:
+        return None
+    where = f"{where} checksum"
+    return RowChecksum(version=get_int(raw, "version", where, lo=0, hi=2**31 - 1),
+                       corrupted=get_bool(raw, "corrupted", where),
+                       current=get_int(raw, "current", where, lo=0, hi=2**32 - 1),
+                       previous=get_int(raw, "previous", where, lo=0, hi=2**32 - 1))
 
 
 def row_maps(op: str, data: Optional[dict], old: Optional[dict]) -> None:

@@ -56,7 +56,9 @@ class TableInfo:
     table_id: int
     version: int
     columns: tuple[ColumnInfo, ...]
-    key_columns: tuple[str, ...]
+    # The keys a row may be identified by, best first: the primary key, then the NOT NULL unique
+    # keys in the order TiCDC picks its handle key from them (`_key_candidates`).
+    keys: tuple[tuple[str, ...], ...]
     by_name: dict[str, ColumnInfo] = field(compare=False, repr=False)
 
     @property
@@ -95,8 +97,10 @@ def _column(raw: object, where: str) -> ColumnInfo:
     return ColumnInfo(name, mysql_type, kind, charset, unsigned, length, decimal, elements, nullable)
 
 
-def _handle_key(indexes: list, by_name: dict[str, ColumnInfo], where: str) -> tuple[str, ...]:
-    """The PK, else the first unique index whose columns are all NOT NULL (TiCDC's handle key)."""
+def _key_candidates(indexes: list, by_name: dict[str, ColumnInfo], where: str) -> tuple[tuple[str, ...], ...]:
+    """The PK, then the unique indexes whose columns are all NOT NULL, fewest columns first and the
+    earliest on a tie: the order TiCDC picks its handle key in (TiCDC pkg/common/
+    table_info_helper.go initIndexColumns). The first the row carries whole identifies it (keys.py)."""
     parsed = []
     for raw in indexes:
         if not isinstance(raw, dict):
@@ -113,15 +117,12 @@ def _handle_key(indexes: list, by_name: dict[str, ColumnInfo], where: str) -> tu
             if c not in by_name:
                 raise Malformed(f"{iwhere}: index column {c!r} is not a column of the table")
         parsed.append((primary, unique, cols))
-    for primary, _, cols in parsed:
-        if primary:
-            return cols
+    primary = [tuple(cols) for is_primary, _, cols in parsed if is_primary]
     # Nullability is judged from the columns, as TiCDC's newIndexSchema derives the index's own
     # `nullable` flag from them (TiCDC pkg/sink/codec/simple/message.go).
-    for _, unique, cols in parsed:
-        if unique and all(not by_name[c].nullable for c in cols):
-            return cols
-    return ()
+    unique = [tuple(cols) for is_primary, is_unique, cols in parsed
+              if is_unique and not is_primary and all(not by_name[c].nullable for c in cols)]
+    return tuple(primary[:1] + sorted(unique, key=len))
 
 
 def table_from_wire(raw: Optional[dict], schema_key: str, where: str) -> TableInfo:
@@ -143,5 +144,5 @@ def table_from_wire(raw: Optional[dict], schema_key: str, where: str) -> TableIn
     if "indexes" not in raw:
         raise Malformed(f"{where}: missing field 'indexes'")
     indexes = get_list(raw, "indexes", where, optional=True) or []
-    key_columns = _handle_key(indexes, by_name, where)
-    return TableInfo(schema, table, table_id, version, columns, key_columns, by_name)
+    keys = _key_candidates(indexes, by_name, where)
+    return TableInfo(schema, table, table_id, version, columns, keys, by_name)

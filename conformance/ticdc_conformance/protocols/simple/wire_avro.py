@@ -14,7 +14,8 @@ from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 
 from ..common import Malformed
 from .fields import get_bool, get_dict, get_int, get_str
-from .message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage, row_maps
+from .message import (DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage,
+                      checksum_from_wire, row_maps)
 from .table import table_from_wire
 
 _NS = "com.pingcap.simple.avro."
@@ -98,9 +99,13 @@ def parse_avro(value: bytes) -> Message:
     schema = get_str(p, "database", where)
     table = get_str(p, "table", where)
     schema_version = get_int(p, "schemaVersion", where, lo=0, hi=_MAX_LONG)
-    get_bool(p, "handleKeyOnly", where, optional=True)
-    get_str(p, "claimCheckLocation", where, optional=True)
+    handle_key_only = bool(get_bool(p, "handleKeyOnly", where, optional=True))
+    location = get_str(p, "claimCheckLocation", where, optional=True) or None
+    raw_checksum = p.get("checksum")
+    checksum = checksum_from_wire(None if raw_checksum is None else _unwrap(raw_checksum, _NS + "Checksum", where),
+                                  where)
     data = get_dict(p, "data", where, optional=True)
     old = get_dict(p, "old", where, optional=True)
     row_maps(op, data, old)
-    return DMLMessage(op, schema, table, commit_ts, schema_version, data, old)
+    return DMLMessage(op, schema, table, commit_ts, schema_version, data, old, handle_key_only, location,
+                      checksum)

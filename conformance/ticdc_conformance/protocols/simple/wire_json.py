@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..common import Malformed, json_object
 from .fields import MAX_U64, get_bool, get_dict, get_int, get_str
-from .message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage, row_maps
+from .message import (DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage,
+                      checksum_from_wire, row_maps)
 from .table import table_from_wire
 
 
@@ -35,10 +36,11 @@ def parse_json(value: bytes) -> Message:
     get_int(obj, "tableID", where, optional=True)
     # `schemaVersion` is omitempty in TiCDC's message struct, so absence means version 0.
     schema_version = get_int(obj, "schemaVersion", where, optional=True, lo=0, hi=MAX_U64) or 0
-    get_bool(obj, "handleKeyOnly", where, optional=True)
-    get_str(obj, "claimCheckLocation", where, optional=True)
-    get_dict(obj, "checksum", where, optional=True)
+    handle_key_only = bool(get_bool(obj, "handleKeyOnly", where, optional=True))
+    location = get_str(obj, "claimCheckLocation", where, optional=True) or None
+    checksum = checksum_from_wire(get_dict(obj, "checksum", where, optional=True), where)
     data = get_dict(obj, "data", where, optional=True)
     old = get_dict(obj, "old", where, optional=True)
     row_maps(op, data, old)
-    return DMLMessage(op, schema, table, commit_ts, schema_version, data, old)
+    return DMLMessage(op, schema, table, commit_ts, schema_version, data, old, handle_key_only, location,
+                      checksum)

@@ -40,6 +40,10 @@ class CanalJSONOptions:
     only_output_updated_columns: bool = False
     delete_only_handle_key_columns: bool = False
     max_message_bytes: int = 10 * 1024 * 1024
+    # [sink.kafka-config.large-message-handle]: none | handle-key-only | claim-check, and the
+    # compression TiCDC applies to every value (none | snappy | lz4).
+    large_message_handle_option: str = "none"
+    large_message_handle_compression: str = "none"
     # Classic TiCDC writes `"mysqlType":{}` where new TiCDC writes null (no column selected).
     tiflow: bool = False
 
@@ -52,6 +56,8 @@ class CanalJSONOptions:
             only_output_updated_columns=config.only_output_updated_columns or config.content_compatible,
             delete_only_handle_key_columns=config.delete_only_output_handle_key_columns,
             max_message_bytes=config.max_message_bytes,
+            large_message_handle_option=config.large_message_handle_option,
+            large_message_handle_compression=config.large_message_handle_compression,
             tiflow=config.version_profile == "tiflow",
         )
 
@@ -71,16 +77,23 @@ def _row_object(names: list[str], values: dict[str, Optional[str]]) -> str:
     return "[" + json_text.obj(fields, json_text.EASYJSON) + "]"
 
 
-def dml_value(change: RowChange, commit_ts: int, opts: CanalJSONOptions) -> bytes:
+def dml_value(change: RowChange, commit_ts: int, opts: CanalJSONOptions, too_large: bool = False,
+              claim_check_location: str = "", selected: Optional[frozenset[str]] = None) -> bytes:
+    """A DML message; `too_large` makes it the handle-key-only or claim-check form TiCDC sends for
+    a row over max-message-bytes (canal_json_encoder.go newJSONMessageForDML, messageTooLarge)."""
     table = change.table
     is_delete = change.op is Op.DELETE
     # A DELETE describes the row it removed; INSERT and UPDATE the row as it now is.
     row: dict[str, Any] = (change.before if is_delete else change.after) or {}
-    keys_only = is_delete and opts.delete_only_handle_key_columns
+    keys_only = too_large or (is_delete and opts.delete_only_handle_key_columns)
     handle = handle_key_columns(table) if keys_only else frozenset()
 
     values = {c.name: render_value(c.type, row.get(c.name)) for c in table.columns}
-    sent = [c for c in table.columns if not keys_only or c.name in handle]
+    # sink.column-selectors drop unselected columns from data, old, sqlType and mysqlType
+    # (canal_json_encoder.go); new TiCDC still names every primary-key column in pkNames, classic
+    # tiflow only the selected ones (its row event lost the others).
+    chosen = [c for c in table.columns if selected is None or c.name in selected]
+    sent = [c for c in chosen if not keys_only or c.name in handle]
     sent_names = [c.name for c in sent]
     physical = tso.physical_ms(commit_ts)
 
@@ -88,7 +101,8 @@ def dml_value(change: RowChange, commit_ts: int, opts: CanalJSONOptions) -> byte
         '{"id":0',
         ',"database":', quote(table.schema),
         ',"table":', quote(table.table),
-        ',"pkNames":', _string_list(pk_names(table)),
+        ',"pkNames":', _string_list([n for n in pk_names(table)
+                                       if selected is None or not opts.tiflow or n in selected]),
         ',"isDdl":false',
         ',"type":', quote(_EVENT_TYPE[change.op]),
         ',"es":', str(physical),
@@ -126,7 +140,14 @@ def dml_value(change: RowChange, commit_ts: int, opts: CanalJSONOptions) -> byte
     out.append(_row_object(sent_names, values))
 
     if opts.enable_tidb_extension:
-        out.append(',"_tidb":{"commitTs":' + str(commit_ts) + "}")
+        out.append(',"_tidb":{"commitTs":' + str(commit_ts))
+        # Only a too-large row says why it lost its other columns; a delete cut down by
+        # delete-only-output-handle-key-columns does not.
+        if too_large and opts.large_message_handle_option == "handle-key-only":
+            out.append(',"onlyHandleKey":true')
+        if too_large and opts.large_message_handle_option == "claim-check":
+            out.append(',"claimCheckLocation":' + quote(claim_check_location))
+        out.append("}")
     out.append("}")
     return "".join(out).encode("utf-8")
 

@@ -3,6 +3,15 @@
 TiCDC's Debezium BatchEncoder (pkg/sink/codec/debezium/encoder.go) builds one message per row
 change (key = handle-key columns, value = envelope), one per DDL, and one per checkpoint
 (WATERMARK, only with enable-tidb-extension). No batching frame, no headers.
+
+Large messages: TiCDC rejects every large-message-handle-option but none for Debezium
+(pkg/config/large_message.go), yet `large-message-handle-compression` applies: the encoder
+compresses the key and the value of every row, DDL and checkpoint message (encoder.go
+encodeKey/encodeValue, EncodeDDLEvent, EncodeCheckpointEvent; tiflow's debezium/encoder.go is
+the same). The encoder never measures a message; the Kafka producer does, refusing one whose
+key + value + 36 exceeds max-message-bytes (sarama's Producer.MaxMessageBytes, set from it in
+pkg/sink/kafka/sarama_config.go), which fails the changefeed. A row message over the limit
+raises that failure here.
 """
 from __future__ import annotations
 
@@ -10,8 +19,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ...model import TableSchema
+from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
+from ..large_message import MessageTooLargeError, compress, record_size
 from .columns import table_view
 from .ddl import encode_ddl
 from .envelope import EnvelopeOptions, RowEnvelope, watermark_key, watermark_value
@@ -35,6 +46,8 @@ class DebeziumOptions:
     output_old_value: bool = True
     include_start_ts: bool = False
     profile: str = "ticdc"
+    compression: str = "none"
+    max_message_bytes: int = 10 * 1024 * 1024
 
     @classmethod
     def from_sink_config(cls, config: SinkConfig) -> "DebeziumOptions":
@@ -46,6 +59,8 @@ class DebeziumOptions:
             output_old_value=config.output_old_value,
             include_start_ts=bool(getattr(config, "debezium_include_start_ts", False)),
             profile=config.version_profile,
+            compression=config.large_message_handle_compression,
+            max_message_bytes=config.max_message_bytes,
         )
 
     def envelope(self) -> EnvelopeOptions:
@@ -68,38 +83,35 @@ class DebeziumEncoder:
         self.topic = topic
         self.partition = partition
         self._opts = options.envelope()
-        # Per table version: schemas are fixed for a version, so they are serialized once.
-        self._envelopes: dict[TableSchema, RowEnvelope] = {}
-        self._last: Optional[tuple[TableSchema, RowEnvelope]] = None
+        # Per table version and column selection: schemas are fixed for both, so they are
+        # serialized once.
+        self._envelopes: dict[tuple[TableSchema, Optional[frozenset[str]]], RowEnvelope] = {}
+        self._last: Optional[tuple[TableSchema, Optional[frozenset[str]], RowEnvelope]] = None
 
-    def _envelope(self, table: TableSchema) -> RowEnvelope:
-        if self._last is not None and self._last[0] is table:
-            return self._last[1]
-        env = self._envelopes.get(table)
+    def _envelope(self, table: TableSchema, selected: Optional[frozenset[str]] = None) -> RowEnvelope:
+        if self._last is not None and self._last[0] is table and self._last[1] is selected:
+            return self._last[2]
+        env = self._envelopes.get((table, selected))
         if env is None:
-            env = RowEnvelope(table_view(table, self.options.time_zone), self._opts)
-            self._envelopes[table] = env
-        self._last = (table, env)
+            env = RowEnvelope(table_view(table, self.options.time_zone), self._opts, selected)
+            self._envelopes[(table, selected)] = env
+        self._last = (table, selected, env)
         return env
 
     def encode(self, event: SinkEvent) -> list[Message]:
         if isinstance(event, RowEvent):
-            env = self._envelope(event.change.table)
-            return [Message(
-                key=env.key(event.change),
-                value=env.value(event.change, event.commit_ts, event.start_ts),
-                ts=event.commit_ts,
-            )]
+            env = self._envelope(event.change.table, event.selected)
+            return [self._row_message(env.key(event.change),
+                                      env.value(event.change, event.commit_ts, event.start_ts), event)]
         if isinstance(event, DDLEvent):
             encoded = encode_ddl(event.ddl, self._opts)
             if encoded is None:
                 return []
-            return [Message(key=encoded[0], value=encoded[1], ts=event.ddl.commit_ts)]
+            return [self._message(encoded[0], encoded[1], event.ddl.commit_ts)]
         if isinstance(event, WatermarkEvent):
             if not self.options.enable_tidb_extension:
                 return []
-            return [Message(key=watermark_key(self._opts), value=watermark_value(self._opts, event.ts),
-                            ts=event.ts)]
+            return [self._message(watermark_key(self._opts), watermark_value(self._opts, event.ts), event.ts)]
         if isinstance(event, BootstrapEvent):
             # Bootstrap messages belong to the Simple protocol; Debezium has none.
             return []
@@ -108,6 +120,24 @@ class DebeziumEncoder:
     def flush(self) -> list[Message]:
         return []
 
+    def _row_message(self, key: bytes, value: bytes, event: RowEvent) -> Message:
+        message = self._message(key, value, event.commit_ts)
+        length = record_size(message.key, message.value)
+        if length > self.options.max_message_bytes:
+            raise MessageTooLargeError(table=event.change.table.qualified_name, length=length,
+                                       limit=self.options.max_message_bytes, commit_ts=event.commit_ts,
+                                       topic=self.topic, partition=self.partition,
+                                       detail="debezium row, refused by the Kafka producer")
+        return message
 
-def new_encoder(config: SinkConfig, topic: str, partition: int) -> DebeziumEncoder:
+    def _message(self, key: Optional[bytes], value: Optional[bytes], ts: int) -> Message:
+        codec = self.options.compression
+        return Message(key=None if key is None else compress(codec, key),
+                       value=None if value is None else compress(codec, value), ts=ts)
+
+
+def new_encoder(config: SinkConfig, topic: str, partition: int,
+                storage: Optional[ClaimCheckStorage] = None) -> DebeziumEncoder:
+    # TiCDC gives Debezium no claim-check storage (its config refuses the option), so `storage`
+    # is accepted for the common signature and never used.
     return DebeziumEncoder(DebeziumOptions.from_sink_config(config), topic, partition)

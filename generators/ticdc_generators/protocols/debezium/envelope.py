@@ -115,20 +115,28 @@ def _tail_schema() -> list:
 class RowEnvelope:
     """Key and value bytes for row changes of one table version; the schemas are built once."""
 
-    def __init__(self, view: TableView, opts: EnvelopeOptions) -> None:
+    def __init__(self, view: TableView, opts: EnvelopeOptions, selected: Optional[frozenset[str]] = None) -> None:
         self.view = view
         self.opts = opts
         t = view.table
         self._topic_name = schema_topic_name(opts.cluster_id, t.schema, t.table)
         ext = opts.enable_tidb_extension
+        # sink.column-selectors: before/after and their schema carry the selected columns only
+        # (TiCDC debezium/codec.go writeDebeziumFieldValues). New TiCDC keys the message by
+        # every handle-key column (EncodeKey walks the table); classic tiflow by the selected
+        # ones (HandleKeyColDataXInfos walks the row event, whose other columns are gone).
+        self._value_cols = view.columns if selected is None else \
+            tuple(c for c in view.columns if c.name in selected)
         self._key_cols = view.handle_columns()
+        if selected is not None and opts.profile == "tiflow":
+            self._key_cols = tuple(c for c in self._key_cols if c.name in selected)
         self._key_schema = Raw(dumps({
             "type": "struct",
             "name": f"{self._topic_name}.Key",
             "optional": False,
             "fields": [field_schema(c, ext) for c in self._key_cols],
         }))
-        fields = [field_schema(c, ext) for c in view.columns]
+        fields = [field_schema(c, ext) for c in self._value_cols]
         value_name = f"{self._topic_name}.Value"
         self._value_schema = Raw(dumps({
             "type": "struct",
@@ -148,7 +156,7 @@ class RowEnvelope:
         return self.opts.include_start_ts and self.opts.profile != "tiflow"
 
     def _row(self, row: dict) -> dict:
-        return {c.name: render(c, row.get(c.name), self.opts.values) for c in self.view.columns}
+        return {c.name: render(c, row.get(c.name), self.opts.values) for c in self._value_cols}
 
     def key(self, change: RowChange) -> bytes:
         row = change.before if change.op == Op.DELETE else change.after

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...errors import ChangefeedFailure
 from ..golang.json_text import B64, F32
 from .columns import ColumnView, INT_CODES, STRING_CODES
 from .temporal import (
@@ -32,7 +33,7 @@ _INT_MAX = {
 _INT_MIN = {"tiny": -(2**7), "short": -(2**15), "int24": -(2**23), "long": -(2**31), "longlong": -(2**63)}
 
 
-class EncodeFailure(ValueError):
+class EncodeFailure(ValueError, ChangefeedFailure):
     """A row TiCDC cannot encode: the changefeed stops with ErrDebeziumEncodeFailed or a panic."""
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from ...model import TableSchema
 from ...types import TiDBType
 from ..enum_set import enum_index, set_bits
+from ...errors import ChangefeedFailure
 from ..golang import json_text
 from ..golang.floats import json_float32, json_float64
 from .goquote import go_quote_body
@@ -41,7 +42,7 @@ _QUOTED_WHEN_BINARY = ("char", "varchar", "binary", "varbinary")
 _BASE64_TYPES = ("tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob")
 
 
-class EncodeError(ValueError):
+class EncodeError(ValueError, ChangefeedFailure):
     """An event TiCDC itself would refuse to encode (it fails the changefeed)."""
 
 

@@ -10,6 +10,19 @@ open message until it holds `max-batch-size` events or the next event would take
 pkg/sink/kafka/options.go). A DDL or resolved event is always a message of its own (encoder.go,
 EncodeDDLEvent / EncodeCheckpointEvent), and the open batch goes out before it so the partition
 keeps its event order.
+
+Large messages (TiCDC pkg/sink/codec/open/encoder.go AppendRowChangedEvent and codec.go
+encodeRowChangedEvent; tiflow pkg/sink/codec/open/open_protocol_encoder.go likewise):
+- every row and DDL value JSON is compressed with large-message-handle-compression before it
+  is framed; keys and the resolved event's empty value never are;
+- a row is measured as a one-event message (key + compressed value + 8 + 16 + 36); over
+  max-message-bytes it fails the changefeed (option none), is re-encoded with its handle-key
+  columns only and "ohk": true in the key (handle-key-only), or (claim-check) its one-event
+  message is stored whole, framing included, and the Kafka message carries the handle-key
+  columns and the file's location in the key's "ccl". New TiCDC writes that key with
+  "ohk":true,"ohk":false,"ccl":… (two "ohk" members: the handle-key flag, then the claim-check
+  writer's false); tiflow marshals a struct with omitempty, so only "ccl" follows "t". A
+  re-encoded message still over the limit fails the changefeed.
 """
 from __future__ import annotations
 
@@ -18,33 +31,26 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ...model import TableSchema
+from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
-from .columns import EncodeError, TableLayout, table_layout
+from ..large_message import COMPRESSIONS, MAX_RECORD_OVERHEAD, MessageTooLargeError, compress, require_storage
+from .columns import TableLayout, table_layout
 from .message import PROFILES, RowOptions, ddl_key, ddl_value, resolved_key, row_key, row_value
 
 PROTOCOL_VERSION = 1
 _VERSION_HEAD = struct.pack(">Q", PROTOCOL_VERSION)
 _EMPTY_VALUE_FRAME = struct.pack(">Q", 0)
+# TiCDC codec.go: a one-event message adds the 8-byte version head and two 8-byte length
+# prefixes to the event's key and value.
+_SINGLE_EVENT_FRAMING = 8 + 16
 
-# TiCDC pkg/sink/codec/common/message.go: MaxRecordOverhead, sarama's worst-case record
-# overhead (5 varint32 + 1 varint64 + 1 byte), counted into every size check.
-MAX_RECORD_OVERHEAD = 5 * 5 + 10 + 1
-
-LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only")
-
-
-class MessageTooLargeError(EncodeError):
-    """TiCDC's ErrMessageTooLarge: one row event does not fit in max-message-bytes."""
+LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
 
 
 @dataclass(frozen=True)
 class OpenProtocolOptions:
-    """The sink options Open Protocol's encoder reads, under TiCDC's names.
-
-    `large_message_handle_option` is TiCDC's `[sink.kafka-config.large-message-handle]
-    large-message-handle-option`; "claim-check" needs external storage and is not offered.
-    """
+    """The sink options Open Protocol's encoder reads, under TiCDC's names."""
 
     max_batch_size: int = 16
     max_message_bytes: int = 10 * 1024 * 1024
@@ -52,6 +58,7 @@ class OpenProtocolOptions:
     delete_only_output_handle_key_columns: bool = False
     only_output_updated_columns: bool = False
     large_message_handle_option: str = "none"
+    large_message_handle_compression: str = "none"
     version_profile: str = "ticdc"
 
     def __post_init__(self) -> None:
@@ -62,6 +69,9 @@ class OpenProtocolOptions:
         if self.large_message_handle_option not in LARGE_MESSAGE_OPTIONS:
             raise ValueError(f"unsupported large-message-handle-option {self.large_message_handle_option!r}; "
                              f"expected one of {', '.join(LARGE_MESSAGE_OPTIONS)}")
+        if self.large_message_handle_compression not in COMPRESSIONS:
+            raise ValueError(f"large message handle compression is not supported, got "
+                             f"{self.large_message_handle_compression}")
         if self.version_profile not in PROFILES:
             raise ValueError(f"unknown version profile {self.version_profile!r}")
 
@@ -73,8 +83,8 @@ class OpenProtocolOptions:
             output_old_value=config.output_old_value,
             delete_only_output_handle_key_columns=config.delete_only_output_handle_key_columns,
             only_output_updated_columns=config.only_output_updated_columns,
-            # Not a SinkConfig field (yet): honoured when a config carries it.
-            large_message_handle_option=getattr(config, "large_message_handle_option", "none"),
+            large_message_handle_option=config.large_message_handle_option,
+            large_message_handle_compression=config.large_message_handle_compression,
             version_profile=config.version_profile,
         )
 
@@ -98,10 +108,13 @@ def single_event_message(key_json: bytes, value_json: Optional[bytes], ts: int) 
 class OpenProtocolEncoder:
     """The PartitionEncoder of one topic-partition."""
 
-    def __init__(self, options: OpenProtocolOptions, topic: str, partition: int) -> None:
+    def __init__(self, options: OpenProtocolOptions, topic: str, partition: int,
+                 storage: Optional[ClaimCheckStorage] = None) -> None:
+        require_storage(options.large_message_handle_option, storage, "open-protocol")
         self.options = options
         self.topic = topic
         self.partition = partition
+        self.storage = storage
         self._row_options = options.row_options
         self._layouts: dict[tuple[int, int], TableLayout] = {}
         self._key = bytearray()
@@ -116,7 +129,8 @@ class OpenProtocolEncoder:
         if isinstance(event, DDLEvent):
             ddl = event.ddl
             profile = self.options.version_profile
-            return self.flush() + [single_event_message(ddl_key(ddl, profile), ddl_value(ddl, profile), ddl.commit_ts)]
+            value = compress(self.options.large_message_handle_compression, ddl_value(ddl, profile))
+            return self.flush() + [single_event_message(ddl_key(ddl, profile), value, ddl.commit_ts)]
         if isinstance(event, WatermarkEvent):
             return self.flush() + [single_event_message(resolved_key(event.ts), None, event.ts)]
         if isinstance(event, BootstrapEvent):
@@ -143,23 +157,42 @@ class OpenProtocolEncoder:
             self._layouts[cache_key] = layout
         return layout
 
-    def _encode_row(self, event: RowEvent, only_handle_key: bool) -> tuple[bytes, bytes, int]:
+    def _encode_row(self, event: RowEvent, only_handle_key: bool = False,
+                    claim_check_location: str = "") -> tuple[bytes, bytes, int]:
         change = event.change
         layout = self._layout(change.table)
-        key = row_key(change, event.commit_ts, layout, self._row_options, only_handle_key)
-        value = row_value(change, layout, self._row_options, only_handle_key)
-        # TiCDC codec.go: the size of a one-event message, version head and both length
-        # prefixes included.
-        return key, value, len(key) + len(value) + MAX_RECORD_OVERHEAD + 16 + 8
+        key = row_key(change, event.commit_ts, layout, self._row_options, only_handle_key, claim_check_location)
+        value = compress(self.options.large_message_handle_compression,
+                         row_value(change, layout, self._row_options, only_handle_key, event.selected))
+        return key, value, len(key) + len(value) + MAX_RECORD_OVERHEAD + _SINGLE_EVENT_FRAMING
+
+    def _too_large(self, event: RowEvent, length: int, detail: str) -> MessageTooLargeError:
+        return MessageTooLargeError(table=event.change.table.qualified_name, length=length,
+                                    limit=self.options.max_message_bytes, commit_ts=event.commit_ts,
+                                    topic=self.topic, partition=self.partition, detail=detail)
+
+    def _fitted_row(self, event: RowEvent) -> tuple[bytes, bytes]:
+        """The row's key and value JSON after large-message handling."""
+        limit = self.options.max_message_bytes
+        option = self.options.large_message_handle_option
+        key, value, length = self._encode_row(event)
+        if length <= limit:
+            return key, value
+        if option == "none":
+            raise self._too_large(event, length, "open-protocol row")
+        location = ""
+        if option == "claim-check":
+            whole = single_event_message(key, value, event.commit_ts)
+            location = self.storage.put(whole.key, whole.value, topic=self.topic, partition=self.partition,
+                                        commit_ts=event.commit_ts)
+        key, value, length = self._encode_row(event, only_handle_key=True, claim_check_location=location)
+        if length > limit:
+            raise self._too_large(event, length, f"open-protocol {option} message")
+        return key, value
 
     def _append_row(self, event: RowEvent) -> list[Message]:
         limit = self.options.max_message_bytes
-        key, value, length = self._encode_row(event, only_handle_key=False)
-        if length > limit and self.options.large_message_handle_option == "handle-key-only":
-            key, value, length = self._encode_row(event, only_handle_key=True)
-        if length > limit:
-            table = event.change.table.qualified_name
-            raise MessageTooLargeError(f"row event of {table} needs {length} bytes, over max-message-bytes {limit}")
+        key, value = self._fitted_row(event)
         out: list[Message] = []
         frame_bytes = len(key) + len(value) + 16
         if self._rows and (len(self._key) + len(self._value) + MAX_RECORD_OVERHEAD + frame_bytes > limit):
@@ -178,5 +211,6 @@ class OpenProtocolEncoder:
         return out
 
 
-def new_encoder(config: SinkConfig, topic: str, partition: int) -> OpenProtocolEncoder:
-    return OpenProtocolEncoder(OpenProtocolOptions.from_sink_config(config), topic, partition)
+def new_encoder(config: SinkConfig, topic: str, partition: int,
+                storage: Optional[ClaimCheckStorage] = None) -> OpenProtocolEncoder:
+    return OpenProtocolEncoder(OpenProtocolOptions.from_sink_config(config), topic, partition, storage)

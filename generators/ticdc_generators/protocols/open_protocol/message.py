@@ -64,11 +64,15 @@ def ddl_value(ddl: DDL, profile: str) -> bytes:
 
 
 def row_key(change: RowChange, commit_ts: int, layout: TableLayout, opts: RowOptions,
-            only_handle_key: bool) -> bytes:
+            only_handle_key: bool, claim_check_location: str = "") -> bytes:
     """spec 002 (Open Protocol), Row Changed Event key {"ts","scm","tbl","t":1}.
 
     `only_handle_key` marks a message cut down to its handle key because it was too large
     (large-message-handle-option = handle-key-only), which TiCDC flags with "ohk": true.
+    `claim_check_location` (large-message-handle-option = claim-check) goes in "ccl": new
+    TiCDC (codec.go encodeRowChangedEvent, called with the handle-key flag and the location)
+    writes "ohk":true, then "ohk":false and "ccl"; tiflow (internal/message_key.go, a struct
+    with omitempty, OnlyHandleKey reset to false) writes only "ccl", after "t".
     The partition-table "ptn" field is never written: the model has no partitioned tables.
     """
     dialect = opts.dialect
@@ -77,6 +81,10 @@ def row_key(change: RowChange, commit_ts: int, layout: TableLayout, opts: RowOpt
     if opts.profile == "ticdc":
         fields += [("scm", json_text.quote(table.schema, dialect)), ("tbl", json_text.quote(table.table, dialect)),
                    ("t", str(MESSAGE_TYPE_ROW))]
+        if only_handle_key:
+            fields.append(("ohk", "true"))
+        if claim_check_location:
+            fields += [("ohk", "false"), ("ccl", json_text.quote(claim_check_location, dialect))]
     else:
         if table.schema:
             fields.append(("scm", json_text.quote(table.schema, dialect)))
@@ -86,8 +94,10 @@ def row_key(change: RowChange, commit_ts: int, layout: TableLayout, opts: RowOpt
         if rid:
             fields.append(("rid", str(rid)))
         fields.append(("t", str(MESSAGE_TYPE_ROW)))
-    if only_handle_key:
-        fields.append(("ohk", "true"))
+        if claim_check_location:
+            fields.append(("ccl", json_text.quote(claim_check_location, dialect)))
+        elif only_handle_key:
+            fields.append(("ohk", "true"))
     return json_text.to_bytes(json_text.obj(fields, dialect))
 
 
@@ -110,7 +120,8 @@ def _tiflow_row_id(change: RowChange, layout: TableLayout) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def row_value(change: RowChange, layout: TableLayout, opts: RowOptions, only_handle_key: bool) -> bytes:
+def row_value(change: RowChange, layout: TableLayout, opts: RowOptions, only_handle_key: bool,
+              selected: Optional[frozenset[str]] = None) -> bytes:
     """spec 002 (Open Protocol), Row Changed Event value: "u" (insert/update), "p" (old
     values of an update), "d" (delete).
 
@@ -123,6 +134,10 @@ def row_value(change: RowChange, layout: TableLayout, opts: RowOptions, only_han
     """
     dialect = opts.dialect
     columns = layout.columns if opts.profile == "ticdc" else layout.columns_by_name
+    if selected is not None:
+        # sink.column-selectors: unselected columns are skipped in every image, before the
+        # handle-key cut (TiCDC open/codec.go writeColumnFieldValues); flags stay the table's.
+        columns = tuple(c for c in columns if c.name in selected)
     if change.op == Op.DELETE:
         only = only_handle_key or opts.delete_only_output_handle_key_columns
         fields = [("d", _columns_object(columns, _need(change.before, "old", change), dialect, only))]

@@ -7,30 +7,33 @@ follows from the producer that sends it: row and bootstrap messages go through t
 producer, which wraps the nil key in sarama.StringEncoder and so writes an empty key; DDL and
 checkpoint messages go through the synchronous producer (sarama.ByteEncoder(nil)), a null key
 (TiCDC pkg/sink/kafka/sarama_async_producer.go, sarama_sync_producer.go).
+
+Large messages (encoder.go AppendRowChangedEvent; tiflow's simple/encoder.go is the same): a
+row, DDL or bootstrap message is measured (value + 36) against max-message-bytes. A row over it
+fails the changefeed under option none; otherwise, under claim-check, its whole compressed value
+is stored first (the message has no key), then both options re-encode the row with its
+handle-key columns only and `handleKeyOnly: true`, claim-check adding `claimCheckLocation`. A
+re-encoded row still over the limit, or a DDL or bootstrap over it, fails the changefeed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Optional
 
-import cramjam
-
+from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
 from ...tso import physical_ms
 from ..golang.json_text import ENCODING_JSON, dumps
+from ..large_message import COMPRESSIONS, MessageTooLargeError, compress, record_size, require_storage
 from .avro_schema import encode_avro
 from . import messages as m
 
-# TiCDC pkg/sink/codec/common/message.go MaxRecordOverhead: 5*MaxVarintLen32 + MaxVarintLen64 + 1
-MAX_RECORD_OVERHEAD = 5 * 5 + 10 + 1
-COMPRESSIONS = ("none", "snappy", "lz4")
 ROW_KEY = b""
 CONTROL_KEY = None
+LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
 
-
-class MessageTooLargeError(ValueError):
-    """TiCDC's ErrMessageTooLarge: the changefeed stops instead of sending the message."""
+__all__ = ["MessageTooLargeError", "SimpleEncoder", "SimpleEncoderConfig", "compress", "new_encoder"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +44,18 @@ class SimpleEncoderConfig:
     max_message_bytes: int = 10 * 1024 * 1024
     # TiCDC's `large-message-handle-compression` (none | snappy | lz4), applied to every value
     compression: str = "none"
+    # TiCDC's `large-message-handle-option`
+    large_message_handle_option: str = "none"
+    # `[integrity] integrity-check-level = "correctness"`: DML messages carry row checksums
+    row_checksum: bool = False
 
     def __post_init__(self) -> None:
         if self.encoding_format not in ("json", "avro"):
             raise ValueError(f"simple: unknown encoding-format {self.encoding_format!r}")
         if self.compression not in COMPRESSIONS:
             raise ValueError(f"simple: unknown large-message-handle-compression {self.compression!r}")
+        if self.large_message_handle_option not in LARGE_MESSAGE_OPTIONS:
+            raise ValueError(f"simple: unknown large-message-handle-option {self.large_message_handle_option!r}")
 
     @classmethod
     def from_sink(cls, config: SinkConfig) -> "SimpleEncoderConfig":
@@ -55,31 +64,26 @@ class SimpleEncoderConfig:
             time_zone=config.time_zone,
             tiflow=config.version_profile == "tiflow",
             max_message_bytes=config.max_message_bytes,
-            # not a SinkConfig field (yet); read it when a config carries it
-            compression=getattr(config, "large_message_handle_compression", "none"),
+            compression=config.large_message_handle_compression,
+            large_message_handle_option=config.large_message_handle_option,
+            row_checksum=config.integrity_check_level == "correctness",
         )
 
     @property
     def style(self) -> m.Style:
-        return m.Style(time_zone=self.time_zone, tiflow=self.tiflow)
-
-
-def compress(codec: str, value: bytes) -> bytes:
-    """TiCDC pkg/compression Encode: snappy block format, or an LZ4 frame."""
-    if codec == "snappy":
-        return bytes(cramjam.snappy.compress_raw(value))
-    if codec == "lz4":
-        return bytes(cramjam.lz4.compress(value))
-    return value
+        return m.Style(time_zone=self.time_zone, tiflow=self.tiflow, row_checksum=self.row_checksum)
 
 
 class SimpleEncoder:
     """Encodes the event sequence of one topic-partition."""
 
-    def __init__(self, config: SimpleEncoderConfig, topic: str, partition: int) -> None:
+    def __init__(self, config: SimpleEncoderConfig, topic: str, partition: int,
+                 storage: Optional[ClaimCheckStorage] = None) -> None:
+        require_storage(config.large_message_handle_option, storage, "simple")
         self.config = config
         self.topic = topic
         self.partition = partition
+        self.storage = storage
         self._style = config.style
         # the latest TSO this partition has seen; a BOOTSTRAP has none of its own
         self._last_ts = 0
@@ -101,12 +105,33 @@ class SimpleEncoder:
     # --- events -----------------------------------------------------------------------------
     def _row(self, event: RowEvent) -> Message:
         ts = event.commit_ts
+        option = self.config.large_message_handle_option
+        value = self._row_value(event)
+        length = record_size(ROW_KEY, value)
+        if length > self.config.max_message_bytes:
+            if option == "none":
+                raise self._too_large(event.change.table.qualified_name, length, ts, "simple row")
+            location = ""
+            if option == "claim-check":
+                # the stored message is the row message as it would have gone out: no key
+                location = self.storage.put(None, value, topic=self.topic, partition=self.partition, commit_ts=ts)
+            value = self._row_value(event, only_handle_key=True, claim_check_location=location)
+            length = record_size(ROW_KEY, value)
+            if length > self.config.max_message_bytes:
+                raise self._too_large(event.change.table.qualified_name, length, ts, f"simple {option} message")
+        self._last_ts = max(self._last_ts, ts)
+        return Message(key=ROW_KEY, value=value, ts=ts)
+
+    def _row_value(self, event: RowEvent, only_handle_key: bool = False, claim_check_location: str = "") -> bytes:
+        ts = event.commit_ts
         build_ts = physical_ms(ts)
         if self.config.encoding_format == "avro":
-            body: Any = m.avro_dml(event.change, ts, build_ts, self._style)
+            body: Any = m.avro_dml(event.change, ts, build_ts, self._style, only_handle_key, claim_check_location,
+                                   event.selected)
         else:
-            body = m.json_dml(event.change, ts, build_ts, self._style)
-        return self._message(ROW_KEY, body, ts, checked=f"{event.change.table.qualified_name} row")
+            body = m.json_dml(event.change, ts, build_ts, self._style, only_handle_key, claim_check_location,
+                              event.selected)
+        return self._value(body)
 
     def _ddl(self, event: DDLEvent) -> Message:
         ddl = event.ddl
@@ -115,7 +140,8 @@ class SimpleEncoder:
             body: Any = m.avro_ddl(ddl, build_ts, self._style)
         else:
             body = m.json_ddl(ddl, build_ts, self._style)
-        return self._message(CONTROL_KEY, body, ddl.commit_ts, checked=f"DDL {ddl.query!r}")
+        table = f"{ddl.schema}.{ddl.table}" if ddl.table else ddl.schema
+        return self._message(CONTROL_KEY, body, ddl.commit_ts, measured=(table, f"simple DDL {ddl.query!r}"))
 
     def _watermark(self, event: WatermarkEvent) -> Message:
         build_ts = physical_ms(event.ts)
@@ -124,7 +150,7 @@ class SimpleEncoder:
         else:
             body = m.json_watermark(event.ts, build_ts)
         # checkpoint messages are never size-checked (encoder.go EncodeCheckpointEvent)
-        return self._message(CONTROL_KEY, body, event.ts, checked=None)
+        return self._message(CONTROL_KEY, body, event.ts, measured=None)
 
     def _bootstrap(self, event: BootstrapEvent) -> Message:
         # built "now": the newest TSO seen here, and never before the schema it describes
@@ -134,21 +160,31 @@ class SimpleEncoder:
             body: Any = m.avro_bootstrap(event.table, build_ts, self._style)
         else:
             body = m.json_bootstrap(event.table, build_ts, self._style)
-        return self._message(ROW_KEY, body, ts, checked=f"{event.table.qualified_name} bootstrap")
+        # send-all-bootstrap-at-start ones go through the synchronous (DDL) producer: a null key
+        key = CONTROL_KEY if event.at_start else ROW_KEY
+        return self._message(key, body, ts, measured=(event.table.qualified_name, "simple bootstrap message"))
 
     # --- bytes ------------------------------------------------------------------------------
-    def _message(self, key: Optional[bytes], body: Any, ts: int, checked: Optional[str]) -> Message:
+    def _value(self, body: Any) -> bytes:
         raw = encode_avro(body) if self.config.encoding_format == "avro" else dumps(body, ENCODING_JSON)
-        value = compress(self.config.compression, raw)
-        if checked is not None:
-            length = len(key or b"") + len(value) + MAX_RECORD_OVERHEAD
+        return compress(self.config.compression, raw)
+
+    def _too_large(self, table: str, length: int, ts: int, detail: str) -> MessageTooLargeError:
+        return MessageTooLargeError(table=table, length=length, limit=self.config.max_message_bytes,
+                                    commit_ts=ts, topic=self.topic, partition=self.partition, detail=detail)
+
+    def _message(self, key: Optional[bytes], body: Any, ts: int, measured: Optional[tuple[str, str]]) -> Message:
+        """A DDL, bootstrap or watermark message; `measured` = (table, what) for the ones TiCDC
+        holds against max-message-bytes (DDL and bootstrap, never checkpoints)."""
+        value = self._value(body)
+        if measured is not None:
+            length = record_size(key, value)
             if length > self.config.max_message_bytes:
-                raise MessageTooLargeError(
-                    f"simple: {checked} is {length} bytes, over max-message-bytes "
-                    f"{self.config.max_message_bytes} ({self.topic}/{self.partition})")
+                raise self._too_large(measured[0], length, ts, measured[1])
         self._last_ts = max(self._last_ts, ts)
         return Message(key=key, value=value, ts=ts)
 
 
-def new_encoder(config: SinkConfig, topic: str, partition: int) -> SimpleEncoder:
-    return SimpleEncoder(SimpleEncoderConfig.from_sink(config), topic, partition)
+def new_encoder(config: SinkConfig, topic: str, partition: int,
+                storage: Optional[ClaimCheckStorage] = None) -> SimpleEncoder:
+    return SimpleEncoder(SimpleEncoderConfig.from_sink(config), topic, partition, storage)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ...checksum import RowChecksum, change_checksum
 from ...model import DDL, Op, Row, RowChange, TableSchema
 from .avro_schema import NAMESPACE
 from .ddl import ddl_type, table_schemas
@@ -27,6 +28,17 @@ class Style:
 
     time_zone: str = "UTC"
     tiflow: bool = False
+    # [integrity] integrity-check-level = "correctness": DML messages carry the row checksum
+    row_checksum: bool = False
+
+
+def row_checksum(change: RowChange, style: Style) -> Optional[RowChecksum]:
+    """The checksum a DML message carries: TiCDC message.go newDMLMessage and avro.go attach the
+    whole row's checksum whenever the integrity check is on, handle-key-only messages included
+    (column selectors are refused together with it). Classic tiflow orders the columns by ID."""
+    if not style.row_checksum:
+        return None
+    return change_checksum(change, style.time_zone, by_column_id=style.tiflow)
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -35,12 +47,28 @@ def sorted_map(items: dict[str, Any]) -> dict[str, Any]:
     return {k: items[k] for k in sorted(items)}
 
 
-def _json_row(table: TableSchema, row: Row, style: Style) -> dict[str, Any]:
+def _sent_columns(table: TableSchema, only_handle_key: bool, selected: Optional[frozenset[str]] = None):
+    """The columns a DML message carries: all, or (a too-large message, TiCDC formatColumns and
+    collectColumns with onlyHandleKey) the handle-key columns only; under sink.column-selectors
+    only `selected` ones either way (table schemas stay whole)."""
+    columns = table.columns if selected is None else tuple(c for c in table.columns if c.name in selected)
+    if not only_handle_key:
+        return columns
+    keys = set(table.handle_key)
+    return tuple(c for c in columns if c.name in keys)
+
+
+def _json_row(table: TableSchema, row: Row, style: Style, only_handle_key: bool = False,
+              selected: Optional[frozenset[str]] = None) -> dict[str, Any]:
     # a Go map[string]interface{}: keys come out sorted, whatever the table order
-    return sorted_map({c.name: json_value(c.type, row.get(c.name), style.time_zone) for c in table.columns})
+    return sorted_map({c.name: json_value(c.type, row.get(c.name), style.time_zone)
+                       for c in _sent_columns(table, only_handle_key, selected)})
 
 
-def json_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style) -> dict[str, Any]:
+def json_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style, only_handle_key: bool = False,
+             claim_check_location: str = "", selected: Optional[frozenset[str]] = None) -> dict[str, Any]:
+    """A DML message; `only_handle_key` and `claim_check_location` make the form TiCDC sends for
+    a row over max-message-bytes (marshaller.go MarshalRowChangedEvent(event, true, location))."""
     t = change.table
     msg: dict[str, Any] = {"version": VERSION, "database": t.schema, "table": t.table}
     if t.table_id:
@@ -50,13 +78,22 @@ def json_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style) -> 
     msg["buildTs"] = build_ts
     if t.schema_version:
         msg["schemaVersion"] = t.schema_version
+    # `claimCheckLocation` and `handleKeyOnly` are omitempty fields of the message struct
+    if claim_check_location:
+        msg["claimCheckLocation"] = claim_check_location
+    if only_handle_key:
+        msg["handleKeyOnly"] = True
+    checksum = row_checksum(change, style)
+    if checksum is not None:  # the Go struct's field order: version, corrupted, current, previous
+        msg["checksum"] = {"version": checksum.version, "corrupted": checksum.corrupted,
+                           "current": checksum.current, "previous": checksum.previous}
     # spec 004 DML: INSERT has only `data`, DELETE only `old`, UPDATE both
     if change.op in (Op.INSERT, Op.UPDATE):
-        data = _json_row(t, change.after, style)
+        data = _json_row(t, change.after, style, only_handle_key, selected)
         if data:
             msg["data"] = data
     if change.op in (Op.UPDATE, Op.DELETE):
-        old = _json_row(t, change.before, style)
+        old = _json_row(t, change.before, style, only_handle_key, selected)
         if old:
             msg["old"] = old
     return msg
@@ -91,13 +128,25 @@ def _message(kind: str, record: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"type": kind, "payload": (f"{NAMESPACE}.{record}", payload)}
 
 
-def _avro_row(table: TableSchema, row: Row, style: Style) -> dict[str, Any]:
+def _avro_row(table: TableSchema, row: Row, style: Style, only_handle_key: bool = False,
+              selected: Optional[frozenset[str]] = None) -> dict[str, Any]:
     # Avro maps have no order; TiCDC writes Go's random map order, table order keeps output stable
     return {c.name: avro_value(c.type, row.get(c.name), style.time_zone, bit_as_long=style.tiflow)
-            for c in table.columns}
+            for c in _sent_columns(table, only_handle_key, selected)}
 
 
-def avro_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style) -> dict[str, Any]:
+def _avro_checksum(checksum: Optional[RowChecksum]) -> Optional[tuple[str, dict[str, Any]]]:
+    # avro.go writes current/previous as int64(uint32): never negative
+    if checksum is None:
+        return None
+    return (f"{NAMESPACE}.Checksum", {"version": checksum.version, "corrupted": checksum.corrupted,
+                                      "current": checksum.current, "previous": checksum.previous})
+
+
+def avro_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style, only_handle_key: bool = False,
+             claim_check_location: str = "", selected: Optional[frozenset[str]] = None) -> dict[str, Any]:
+    """As json_dml; avro.go newDMLMessageMap sets the `handleKeyOnly` and `claimCheckLocation`
+    unions only for a too-large message (null otherwise)."""
     t = change.table
     payload = {
         "version": VERSION,
@@ -108,11 +157,13 @@ def avro_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style) -> 
         "commitTs": commit_ts,
         "buildTs": build_ts,
         "schemaVersion": t.schema_version,
-        "claimCheckLocation": None,
-        "handleKeyOnly": None,
-        "checksum": None,
-        "data": _avro_row(t, change.after, style) if change.op in (Op.INSERT, Op.UPDATE) else None,
-        "old": _avro_row(t, change.before, style) if change.op in (Op.UPDATE, Op.DELETE) else None,
+        "claimCheckLocation": claim_check_location or None,
+        "handleKeyOnly": True if only_handle_key else None,
+        "checksum": _avro_checksum(row_checksum(change, style)),
+        "data": (_avro_row(t, change.after, style, only_handle_key, selected)
+                 if change.op in (Op.INSERT, Op.UPDATE) else None),
+        "old": (_avro_row(t, change.before, style, only_handle_key, selected)
+                if change.op in (Op.UPDATE, Op.DELETE) else None),
     }
     return _message("DML", "DML", payload)
 

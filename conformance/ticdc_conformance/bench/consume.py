@@ -1,0 +1,130 @@
+"""`bench consume`: the reference Spark consumer end to end over generated record files.
+
+Each run is a fresh child process (its own Spark session and JVM), sampled from here for peak
+memory (memory.py says what each figure covers). Time is split into the session start and the
+`consume` call (read, decode, watermark, apply, write); rates are over the `consume` call. With
+two or more sizes, the largest and smallest give the time ratio (linear cost means ratio ≈ size
+ratio) and the largest run's peaks are held against the memory target.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .inputs import SCENARIO, Inputs, cached_inputs
+from .sampling import TreeFigures, TreeSampler
+
+TARGET_EVENTS_PER_S = 100_000  # at 1M events on local[2], over the consume call
+TARGET_DRIVER_RSS = 2 * 2**30
+TARGET_SLACK = 1.1  # time ratio at most 1.1 × the size ratio
+
+_CHILD = r"""
+import json, sys, time
+from pathlib import Path
+records, manifest, out, master = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+t0 = time.perf_counter()
+from ticdc_conformance.consumer.spark_job import consume, spark_session
+spark = spark_session(master)
+t1 = time.perf_counter()
+figures = consume(spark, records, json.loads(manifest.read_text()), out, out / "work")
+t2 = time.perf_counter()
+spark.stop()
+print(json.dumps({"startup_seconds": t1 - t0, "consume_seconds": t2 - t1, "records": figures["records"],
+                  "events": figures["events"], "row_events_applied": figures["row_events_applied"],
+                  "tables": figures["tables"]}))
+"""
+
+
+@dataclass
+class ConsumeFigures:
+    variant: str
+    events: int  # row events generated (--events)
+    records: int
+    decoded_events: int
+    startup_seconds: float
+    consume_seconds: float
+    tree: TreeFigures
+    output: Path
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.consume_seconds
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.consume_seconds
+
+
+def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[str] = None) -> ConsumeFigures:
+    """One consumer run in a child process; its decoded intermediate data is removed afterwards."""
+    if out.exists():
+        shutil.rmtree(out)
+    env = dict(os.environ)
+    if driver_memory:
+        env["TICDC_CONFORMANCE_DRIVER_MEMORY"] = driver_memory
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(inputs.records), str(inputs.directory / "manifest.json"),
+                             str(out), master], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    with TreeSampler(proc.pid) as sampler:
+        stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"consumer run over {inputs.records} failed with exit code {proc.returncode}:\n{stderr[-4000:]}")
+    shutil.rmtree(out / "work", ignore_errors=True)
+    f = json.loads(stdout.strip().splitlines()[-1])
+    if f["records"] != inputs.manifest["records"]:
+        raise RuntimeError(f"the consumer read {f['records']} records of {inputs.manifest['records']}")
+    return ConsumeFigures(inputs.variant, inputs.manifest["events"], f["records"], f["events"],
+                          f["startup_seconds"], f["consume_seconds"], sampler.tree, out)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def bench_consume(work: Path, variants: list[str], sizes: list[int], master: str = "local[2]", seed: int = 1,
+                  driver_memory: Optional[str] = None, echo=print) -> list[ConsumeFigures]:
+    work = Path(work)
+    echo(f"bench consume: scenario {SCENARIO}, seed {seed}, sizes {sizes}, master {master}"
+         + (f", driver memory {driver_memory}" if driver_memory else ""))
+    results: list[ConsumeFigures] = []
+    for variant in variants:
+        runs = []
+        for n in sizes:
+            inputs = cached_inputs(work, variant, n, seed, echo=echo)
+            f = run_consume(inputs, work / "consume" / f"{variant}-{n}", master, driver_memory)
+            runs.append(f)
+            p = f.tree
+            echo(f"  {variant:<19} {n:>11,} events {f.records:>11,} records   {f.consume_seconds:8.1f} s "
+                 f"(+{f.startup_seconds:.1f} s session start)   {f.events_per_s:>9,.0f} events/s "
+                 f"{f.records_per_s:>9,.0f} records/s   CPU {p.cpu_seconds:,.0f} s (whole run, all processes)   "
+                 f"load average {p.load_mean:.1f}")
+            echo(f"    peak RSS: driver Python {_mib(p.python)}, driver JVM {_mib(p.jvm)}, Python workers "
+                 f"{_mib(p.workers)}, whole tree {_mib(p.total)} ({p.samples} samples)")
+        results.extend(runs)
+        judge(variant, runs, echo)
+    return results
+
+
+def judge(variant: str, runs: list[ConsumeFigures], echo) -> None:
+    """Holds the smallest run against the rate target and the largest against the smallest and the memory target."""
+    small = min(runs, key=lambda f: f.events)
+    big = max(runs, key=lambda f: f.events)
+    verdict = "ok" if small.events_per_s >= TARGET_EVENTS_PER_S else "below target"
+    echo(f"    {variant}: {small.events_per_s:,.0f} events/s at {small.events:,} events "
+         f"(target at 1,000,000 events: at least {TARGET_EVENTS_PER_S:,}) {verdict}")
+    if big.events > small.events:
+        size_ratio = big.events / small.events
+        ratio = big.consume_seconds / small.consume_seconds
+        verdict = "ok" if ratio <= TARGET_SLACK * size_ratio else "above target"
+        echo(f"    {variant}: time ratio {big.events:,}/{small.events:,} events {ratio:.2f}x "
+             f"(size ratio {size_ratio:.0f}x; target: at most {TARGET_SLACK * size_ratio:.0f}x) {verdict}; "
+             f"CPU time ratio {big.tree.cpu_seconds / small.tree.cpu_seconds:.2f}x")
+        for role, value in (("driver Python process", big.tree.python), ("driver JVM", big.tree.jvm)):
+            verdict = "ok" if value < TARGET_DRIVER_RSS else "above target"
+            echo(f"    {variant}: peak RSS of the {role} at {big.events:,} events {_mib(value)} "
+                 f"(target: under {_mib(TARGET_DRIVER_RSS)}) {verdict}")

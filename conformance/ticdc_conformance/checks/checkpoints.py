@@ -1,0 +1,482 @@
+"""The checkpoint check: at every global watermark a consumer recorded, its tables equal upstream.
+
+A consumer that writes the applied log and the temporal states of docs/consumer-protocol.md
+("Output") is held against the ground truth at every checkpoint W of its applied log:
+- CONSUMER-CHECKPOINT-1: its tables at W equal the upstream tables at commit ts W, projected onto
+  the protocol's fidelity (the projection of checks/differential.py);
+- CONSUMER-DDL-1: every upstream DDL up to the last checkpoint is applied exactly once;
+  CONSUMER-DDL-2: in commit-ts order, as a barrier (row events before it first, after it later);
+- CONSUMER-DEDUP-1: no row event and no transaction is applied twice;
+- CONSUMER-LOSS-1: every row event of every upstream transaction up to the last checkpoint is applied;
+- CONSUMER-ORDER-1: transactions are applied in commit-ts order;
+- CONSUMER-WATERMARK-1: nothing is applied before the global watermark reaches it, and checkpoints
+  only move forward;
+- CONSUMER-OUTPUT-1: the state lines name checkpoints of the applied log.
+
+It scales with what changes, not with the tables' size: upstream is replayed once, event by event
+(the scenario regenerated from the manifest and checked against truth/history.ndjson line by line),
+the consumer's state lines are indexed by checkpoint in a SQLite file, and at each checkpoint only
+the rows that changed since the previous one, on either side, are compared. Memory holds both sides'
+current tables and one checkpoint interval of the applied log.
+"""
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional
+
+import orjson
+
+from ticdc_generators.canonical import row_to_json
+from ticdc_generators.model import DDL, Op, Row, TableSchema, Transaction
+from ticdc_generators.scenarios import get_scenario
+from ticdc_generators.schema_json import table_from_json
+from ticdc_generators.sink.simulator import split_if_key_changed
+from ticdc_generators.state import TableStates
+
+from .differential import Finding, compare_table, project_truth_row
+from .selection import consumer_table, selectors, unjudged_columns
+
+Name = tuple[str, str]
+MAX_FINDINGS_PER_RULE = 20
+_SORTED = orjson.OPT_SORT_KEYS
+
+
+@dataclass
+class CheckpointVerdict:
+    checked: bool
+    checkpoints: int = 0
+    note: str = ""
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: int = 0  # findings beyond MAX_FINDINGS_PER_RULE, counted only
+
+    def to_json(self) -> dict:
+        return {"checked": self.checked, "checkpoints": self.checkpoints, "note": self.note,
+                "suppressed_findings": self.suppressed,
+                "findings": [{"rule": f.rule, "table": f.table, "key": f.key, "message": f.message, "diff": f.diff}
+                             for f in self.findings]}
+
+
+class ConsumerOutputError(ValueError):
+    """The consumer's applied log or state lines are not in the documented form."""
+
+
+# --- what is judged ----------------------------------------------------------------------------
+def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[str]]:
+    """Per table name, the columns no consumer can know in any of its schema versions (virtual
+    generated, unselected). One set per name for the whole run keeps a row's comparable image the
+    same whenever it is computed."""
+    chosen = selectors(options)
+    out: dict[Name, set[str]] = defaultdict(set)
+    with open(Path(truth_dir) / "tables.ndjson", "rb") as f:
+        for line in f:
+            t = table_from_json(orjson.loads(line))
+            out[(t.schema, t.table)] |= unjudged_columns(t, chosen)
+    return {name: frozenset(cols) for name, cols in out.items()}
+
+
+def comparable(row: dict, hidden: frozenset[str]) -> bytes:
+    return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
+
+
+# --- upstream, event by event ------------------------------------------------------------------
+def _frozen(row: Row) -> tuple:
+    return tuple(sorted(row.items()))
+
+
+class _Truth(TableStates):
+    """The ground truth's interpreter (ticdc_generators.state), with every row also kept as the
+    protocol's consumer sees it and every change since the last checkpoint noted.
+
+    Projection happens when a row is written: a protocol may encode a value differently under a
+    later schema version (Debezium writes a NULL as the column's DEFAULT at the time), and the
+    consumer keeps what it received. Rows a DDL rewrites (ADD COLUMN, RENAME, EXCHANGE, a new key)
+    keep the projection of every column whose value the DDL did not change."""
+
+    def __init__(self, protocol: str, options: dict, hidden: dict[Name, frozenset[str]]) -> None:
+        super().__init__(keep_history=False)
+        self.protocol, self.options, self.chosen, self.hidden = protocol, options, selectors(options), hidden
+        self.proj: dict[Name, dict[tuple, tuple[Row, dict, bytes]]] = defaultdict(dict)
+        self.counts: dict[Name, Counter] = defaultdict(Counter)
+        self.dirty: set[tuple[Name, bytes]] = set()
+        self._in_ddl = False
+        self._stash: dict[tuple, list[tuple[Row, dict, bytes]]] = defaultdict(list)
+        self.expected: Counter = Counter()  # row events of the last transaction, as (table, key)
+
+    def view(self, name: Name) -> TableSchema:
+        return consumer_table(self.schemas[name], self.chosen)
+
+    def _count(self, name: Name, image: bytes, delta: int) -> None:
+        self.counts[name][image] += delta
+        self.dirty.add((name, image))
+
+    def _put(self, name: Name, key: tuple, row: Optional[Row], ts: int) -> None:
+        old = self.proj[name].pop(key, None)
+        if old is not None:
+            self._count(name, old[2], -1)
+            if row is None and self._in_ddl:
+                self._stash[_frozen(old[0])].append(old)
+        super()._put(name, key, row, ts)
+        if row is None:
+            return
+        # The projection reads truth-file values (canonical JSON form: binary as base64).
+        proj = project_truth_row(self.view(name), row_to_json(self.schemas[name], row), self.protocol, self.options)
+        carried = old if self._in_ddl else None
+        if self._in_ddl and carried is None and self._stash.get(_frozen(row)):
+            carried = self._stash[_frozen(row)].pop()
+        if carried is not None:
+            raw, before, _ = carried
+            proj = {c: before[c] if c in before and c in raw and raw[c] == row.get(c) else v for c, v in proj.items()}
+        image = comparable(proj, self.hidden.get(name, frozenset()))
+        self.proj[name][key] = (dict(row), proj, image)
+        self._count(name, image, +1)
+
+    def _apply_ddl(self, ddl: DDL) -> None:
+        self._in_ddl = True
+        try:
+            super()._apply_ddl(ddl)
+        finally:
+            self._in_ddl = False
+            self._stash.clear()
+
+    def key_of(self, name: Name, row: dict) -> bytes:
+        """The row's key as the consumer's messages name it (the whole image in a key-less table)."""
+        handle = self.view(name).handle_key
+        if handle:
+            return orjson.dumps([row.get(c) for c in handle])
+        return comparable(row, self.hidden.get(name, frozenset()))
+
+    def _apply_txn(self, txn: Transaction) -> None:
+        """Also notes the row events TiCDC sends for it: a key-changing UPDATE is a DELETE and an
+        INSERT unless output-raw-change-event (the simulator's own split_if_key_changed)."""
+        raw = bool(self.options.get("output-raw-change-event"))
+        befores = []
+        for ch in txn.changes:
+            name = (ch.table.schema, ch.table.table)
+            b = self.proj[name].get(ch.table.row_key(ch.before)) if ch.before is not None else None
+            befores.append(b[1] if b is not None else None)
+        super()._apply_txn(txn)
+        expected: Counter = Counter()
+        for ch, before in zip(txn.changes, befores):
+            name = (ch.table.schema, ch.table.table)
+            after = self.proj[name][ch.table.row_key(ch.after)][1] if ch.after is not None else None
+            now, later = split_if_key_changed(ch, raw)
+            if later is not None:
+                expected[(name, self.key_of(name, before or {}))] += 1
+                expected[(name, self.key_of(name, after or {}))] += 1
+            else:
+                expected[(name, self.key_of(name, (after if now.op is not Op.DELETE else before) or {}))] += 1
+        self.expected = expected
+
+
+def _history(manifest: dict, truth: Path) -> Iterator[DDL | Transaction]:
+    """The scenario's history regenerated from the manifest, each event checked against the line
+    truth/history.ndjson holds for it (a truth written from another history would be a false base)."""
+    scenario = get_scenario(manifest["scenario"])
+    time_zone = manifest.get("sink", {}).get("time-zone") or "UTC"
+    with open(Path(truth) / "history.ndjson", "rb") as lines:
+        for n, event in enumerate(scenario.history(manifest["seed"], manifest.get("events"), time_zone), 1):
+            line = lines.readline()
+            want = orjson.loads(line) if line else {}
+            kind = "ddl" if isinstance(event, DDL) else "txn"
+            if (want.get("kind"), want.get("commit_ts")) != (kind, event.commit_ts):
+                raise ValueError(f"truth/history.ndjson line {n} ({want.get('kind')} at {want.get('commit_ts')}) "
+                                 f"differs from the regenerated history ({kind} at {event.commit_ts})")
+            yield event
+
+
+# --- the consumer's states ---------------------------------------------------------------------
+def _table_of(path: Path) -> Name:
+    schema, _, table = path.name[: -len(".ndjson")].partition(".")
+    return schema, table
+
+
+class _States:
+    """The consumer's state lines in a SQLite file, indexed by the checkpoints they start and end
+    at, and its tables at the current checkpoint as counts of comparable row images."""
+
+    def __init__(self, states_dir: Path, db_path: Path, hidden: dict[Name, frozenset[str]]) -> None:
+        self.db = sqlite3.connect(db_path)
+        self.db.execute("CREATE TABLE lines (tbl_schema TEXT, tbl TEXT, frm INTEGER, upto INTEGER, image BLOB)")
+        for path in sorted(states_dir.glob("*.ndjson")):
+            name = _table_of(path)
+            self.db.executemany("INSERT INTO lines VALUES (?,?,?,?,?)", self._lines(path, name, hidden.get(name, frozenset())))
+        self.db.execute("CREATE INDEX by_from ON lines (frm)")
+        self.db.execute("CREATE INDEX by_to ON lines (upto)")
+        self.counts: dict[Name, Counter] = defaultdict(Counter)
+        self.dirty: set[tuple[Name, bytes]] = set()
+
+    @staticmethod
+    def _lines(path: Path, name: Name, hidden: frozenset[str]) -> Iterator[tuple]:
+        with open(path, "rb") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    doc = orjson.loads(line)
+                    yield (name[0], name[1], int(doc["from"]), None if doc["to"] is None else int(doc["to"]),
+                           comparable(doc["row"], hidden))
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+                    raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})") from None
+
+    def advance(self, ts: int) -> None:
+        self.dirty = set()
+        for column, delta in (("upto", -1), ("frm", +1)):
+            for schema, table, image in self.db.execute(
+                    f"SELECT tbl_schema, tbl, image FROM lines WHERE {column} = ?", (ts,)):
+                self.counts[(schema, table)][image] += delta
+                self.dirty.add(((schema, table), image))
+
+    def stray(self, checkpoints: list[int]) -> list[tuple]:
+        """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
+        self.db.execute("CREATE TEMP TABLE cps (ts INTEGER PRIMARY KEY)")
+        self.db.executemany("INSERT OR IGNORE INTO cps VALUES (?)", ((t,) for t in checkpoints))
+        return list(self.db.execute(
+            "SELECT tbl_schema, tbl, frm, upto FROM lines WHERE frm NOT IN (SELECT ts FROM cps) "
+            "OR (upto IS NOT NULL AND (upto NOT IN (SELECT ts FROM cps) OR upto <= frm)) LIMIT 5"))
+
+    def close(self) -> None:
+        self.db.close()
+
+
+# --- the check ---------------------------------------------------------------------------------
+class _Findings:
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+        self.suppressed = 0
+        self.reported: set[tuple] = set()
+        self.per_rule: Counter = Counter()
+
+    def add(self, rule: str, table: str, key: Optional[list], message: str, diff: Optional[dict] = None,
+            once: Optional[tuple] = None) -> None:
+        if once is not None:
+            if once in self.reported:
+                return
+            self.reported.add(once)
+        self.per_rule[rule] += 1
+        if self.per_rule[rule] > MAX_FINDINGS_PER_RULE:
+            self.suppressed += 1
+            return
+        self.items.append(Finding(rule, table, key, message, diff or {}))
+
+
+LOG = "applied.ndjson"  # what a finding about the log as a whole names instead of a table
+
+
+def _qualified(name: Name) -> str:
+    return f"{name[0]}.{name[1]}" if name[1] else name[0]
+
+
+def _key_list(key: bytes) -> Optional[list]:
+    return orjson.loads(key) if key.startswith(b"[") else None
+
+
+class CheckpointCheck:
+    def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict) -> None:
+        self.truth_dir, self.out, self.manifest = Path(truth_dir), Path(consumer_out), manifest
+        options = manifest.get("sink", {})
+        self.hidden = unjudged_by_table(self.truth_dir, options)
+        self.truth = _Truth(manifest["protocol"], options, self.hidden)
+        self.findings = _Findings()
+        self.history = _history(manifest, self.truth_dir)
+        self.pending: Optional[DDL | Transaction] = None
+        self.checkpoints: list[int] = []
+        self.last_ts: Optional[int] = None
+        self.last_kind = ""
+        self.early_txns: dict[int, list[list[dict]]] = defaultdict(list)
+        self.early_ddls: Counter = Counter()
+
+    @property
+    def last_checkpoint(self) -> Optional[int]:
+        return self.checkpoints[-1] if self.checkpoints else None
+
+    # the applied log --------------------------------------------------------------------------
+    def _entries(self) -> Iterator[dict]:
+        with open(self.out / "applied.ndjson", "rb") as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        yield orjson.loads(line)
+                    except orjson.JSONDecodeError as e:
+                        raise ConsumerOutputError(f"applied.ndjson line {n}: {e}") from None
+
+    def _order(self, entry: dict) -> None:
+        ts, kind = entry.get("commit_ts"), entry["kind"]
+        if ts is None or (self.last_checkpoint is not None and ts <= self.last_checkpoint):
+            return  # late entries are judged as duplicates at the next checkpoint
+        if self.last_ts is not None and (ts < self.last_ts or (ts == self.last_ts and kind != self.last_kind)):
+            if "ddl" in (kind, self.last_kind) and kind != self.last_kind:
+                where = _qualified((entry.get("schema", ""), entry.get("table", ""))) if kind == "ddl" else LOG
+                self.findings.add("CONSUMER-DDL-2", where, None, f"{kind} at commit ts {ts} applied after the "
+                                  f"{self.last_kind} at {self.last_ts}: a DDL is a barrier, the row events before it "
+                                  "apply before it and those after it after it")
+            elif ts < self.last_ts:
+                self.findings.add("CONSUMER-ORDER-1", LOG, None, f"{kind} at commit ts {ts} applied after the one at "
+                                  f"{self.last_ts}: changes apply in commit-ts order")
+        self.last_ts, self.last_kind = ts, kind
+
+    def run(self) -> CheckpointVerdict:
+        states_dir = self.out / "states"
+        with tempfile.TemporaryDirectory(prefix="ticdc-checkpoints-") as tmp:
+            states = _States(states_dir, Path(tmp) / "states.db", self.hidden) if states_dir.is_dir() else None
+            try:
+                txns: dict[int, list[list[dict]]] = defaultdict(list)
+                ddls: Counter = Counter()
+                for entry in self._entries():
+                    kind = entry.get("kind")
+                    if kind == "checkpoint":
+                        if self._checkpoint(int(entry["ts"]), txns, ddls, states):
+                            txns, ddls = defaultdict(list), Counter()
+                    elif kind in ("txn", "ddl"):
+                        self._order(entry)
+                        ts = entry.get("commit_ts")
+                        if ts is None:
+                            continue
+                        if kind == "txn":
+                            txns[int(ts)].append(entry["rows"])
+                        else:
+                            ddls[(int(ts), entry["query"])] += 1
+                    else:
+                        self.findings.add("CONSUMER-OUTPUT-1", LOG, None, f"applied.ndjson holds an entry of "
+                                          f"unknown kind {kind!r}")
+                if states is not None and self.checkpoints:
+                    for schema, table, frm, upto in states.stray(self.checkpoints):
+                        self.findings.add("CONSUMER-OUTPUT-1", _qualified((schema, table)), None,
+                                          f"state line from {frm} to {upto} does not span checkpoints of "
+                                          "applied.ndjson (from and to are checkpoints, from < to)")
+            finally:
+                if states is not None:
+                    states.close()
+        f = self.findings
+        if not self.checkpoints:
+            return CheckpointVerdict(False, 0, "applied.ndjson records no checkpoint (the stream carries no "
+                                     "watermark, or the consumer applied in arrival order): checked on the final "
+                                     "state only", f.items, f.suppressed)
+        note = "" if states is not None else "the consumer wrote no states/: its tables were not compared at checkpoints"
+        return CheckpointVerdict(True, len(self.checkpoints), note, f.items, f.suppressed)
+
+    # one checkpoint ---------------------------------------------------------------------------
+    def _checkpoint(self, w: int, txns: dict[int, list[list[dict]]], ddls: Counter,
+                    states: Optional[_States]) -> bool:
+        prev = self.last_checkpoint
+        if prev is not None and w <= prev:
+            self.findings.add("CONSUMER-WATERMARK-1", LOG, None, f"checkpoint {w} follows checkpoint {prev}: "
+                              "the global watermark never moves back")
+            return False
+        self.truth.dirty = set()
+        while True:
+            event = self.pending or next(self.history, None)
+            self.pending = None
+            if event is None:
+                break
+            if event.commit_ts > w:
+                self.pending = event
+                break
+            self.truth.apply(event)
+            if isinstance(event, Transaction):
+                applied = txns.pop(event.commit_ts, []) + self.early_txns.pop(event.commit_ts, [])
+                self._match_txn(event.commit_ts, applied, w)
+            else:
+                self._match_ddl(event, ddls, w)
+        self._leftovers(w, prev, txns, ddls)
+        if states is not None:
+            states.advance(w)
+            self._compare(w, states)
+        self.checkpoints.append(w)
+        return True
+
+    def _match_ddl(self, ddl: DDL, ddls: Counter, w: int) -> None:
+        ident = (ddl.commit_ts, ddl.query)
+        for pool in (ddls, self.early_ddls):
+            if pool[ident] > 0:
+                pool[ident] -= 1
+                return
+        self.findings.add("CONSUMER-DDL-1", _qualified((ddl.schema, ddl.table)), None,
+                          f"DDL at commit ts {ddl.commit_ts} ({ddl.query}) was never applied, though checkpoint {w} "
+                          "passed it")
+
+    def _match_txn(self, ts: int, applied: list[list[dict]], w: int) -> None:
+        got: Counter = Counter()
+        for rows in applied:
+            for r in rows:
+                name = (r["schema"], r["table"])
+                image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
+                got[(name, self.truth.key_of(name, image or {}) if name in self.truth.schemas else b"")] += 1
+        for (name, key), n in sorted((self.truth.expected - got).items()):
+            self.findings.add("CONSUMER-LOSS-1", _qualified(name), _key_list(key),
+                              f"{n} row event(s) of the transaction at commit ts {ts} never applied, though "
+                              f"checkpoint {w} passed it")
+        for (name, key), n in sorted((got - self.truth.expected).items()):
+            self.findings.add("CONSUMER-DEDUP-1", _qualified(name), _key_list(key),
+                              f"{n} row event(s) applied at commit ts {ts} beyond what upstream committed there "
+                              "(a re-sent event applied twice?)")
+
+    def _leftovers(self, w: int, prev: Optional[int], txns: dict[int, list], ddls: Counter) -> None:
+        for ts in sorted(txns):
+            where, key = self._first_row(txns[ts])
+            if ts > w:
+                self.findings.add("CONSUMER-WATERMARK-1", where, key, f"transaction at commit ts {ts} applied before "
+                                  f"checkpoint {w}, which the global watermark had not yet reached")
+                self.early_txns[ts].extend(txns[ts])
+            elif prev is not None and ts <= prev:
+                self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied again "
+                                  f"after checkpoint {prev} had passed it (a re-send below the watermark is dropped)")
+            else:
+                self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied, but "
+                                  "upstream committed none there")
+        for (ts, query), n in sorted(ddls.items()):
+            if n <= 0:
+                continue
+            if ts > w:
+                self.findings.add("CONSUMER-WATERMARK-1", LOG, None, f"DDL at commit ts {ts} ({query}) applied before "
+                                  f"checkpoint {w}, which the global watermark had not yet reached")
+                self.early_ddls[(ts, query)] += n
+            else:
+                self.findings.add("CONSUMER-DDL-1", LOG, None, f"DDL at commit ts {ts} ({query}) applied {n} more "
+                                  "time(s) than upstream ran it (a DDL applies once, whichever partitions carry it)")
+
+    def _first_row(self, applied: list[list[dict]]) -> tuple[str, Optional[list]]:
+        """The tables of an applied transaction and the key of its first row, to name a finding."""
+        rows = [r for entry in applied for r in entry]
+        if not rows:
+            return LOG, None
+        names = sorted({(r["schema"], r["table"]) for r in rows})
+        first = rows[0]
+        name = (first["schema"], first["table"])
+        image = first["after"] if first["after"] is not None and first["op"] != "delete" else first["before"]
+        key = self.truth.key_of(name, image or {}) if name in self.truth.schemas else b""
+        return ", ".join(_qualified(n) for n in names), _key_list(key)
+
+    def _compare(self, w: int, states: _States) -> None:
+        by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))
+        for name, image in self.truth.dirty | states.dirty:
+            diff = self.truth.counts[name][image] - states.counts[name][image]
+            if diff:
+                by_table[name][0 if diff > 0 else 1].extend([orjson.loads(image)] * abs(diff))
+        for name in sorted(by_table):
+            expected, actual = by_table[name]
+            if name not in self.truth.schemas:
+                self.findings.add("CONSUMER-CHECKPOINT-1", _qualified(name), None,
+                                  f"at checkpoint {w} the consumer's table holds {len(actual)} row(s) it should not: "
+                                  "the table does not exist upstream then (a DROP or RENAME not applied?)",
+                                  once=("table", name))
+                continue
+            for f in compare_table(self.truth.view(name), expected, actual):
+                self.findings.add("CONSUMER-CHECKPOINT-1", f.table, f.key, f"at checkpoint {w}: {f.message}", f.diff,
+                                  once=(name, orjson.dumps(f.key) if f.key is not None else f.message))
+
+
+def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict) -> CheckpointVerdict:
+    """The verdict for one consumer run; `checked` is False when the consumer wrote no applied log
+    (a plugged-in consumer that writes final/ only), which the report then says."""
+    if not (Path(consumer_out) / "applied.ndjson").exists():
+        return CheckpointVerdict(False, 0, "the consumer wrote no applied.ndjson: the checkpoint check was not "
+                                 "possible, it is checked on its final state only")
+    try:
+        return CheckpointCheck(truth_dir, consumer_out, manifest).run()
+    except ConsumerOutputError as e:
+        return CheckpointVerdict(False, 0, "the consumer's output could not be read",
+                                 [Finding("CONSUMER-OUTPUT-1", LOG, None, str(e))])

@@ -1,0 +1,132 @@
+"""Row events and DDL waiting for the global watermark.
+
+Row events wait per partition and table, as TiCDC's consumer groups them (TiCDC cmd/util/
+event_group.go EventsGroup: appended in arrival order, sorted by commit ts when a group went out of
+order, resolved up to the watermark with commitTs <= watermark). Unlike TiCDC's consumer, which
+relies on its MySQL sink being idempotent, the buffer also drops a copy of a row event that is
+still waiting: applying a replayed DELETE again after its transaction's INSERT would remove a row.
+
+A copy is recognised by its content (table, commit ts, op, both images). Rows of a table without
+any key are told apart only by their image, so two identical row events of one transaction are
+legitimate there; for them a copy counts as a replay only when it arrives in a later "epoch" of its
+partition, i.e. after the partition showed a re-send (a watermark or a commit ts going back).
+
+DDL is decoded from every partition that carries it (Open Protocol and Simple broadcast it) and
+queued once per (commit ts, schema, table, query), as TiCDC's classic consumer keys DDL events to
+ignore replays and broadcast copies (tiflow cmd/kafka-consumer writer.go ddlEventKey).
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+TopicPartition = tuple[str, int]
+Pending = tuple[int, int, dict]  # (commit ts, arrival number, decoded event)
+
+
+def row_identity(ev: dict) -> tuple:
+    return (ev["schema"], ev["table"], ev["commit_ts"], ev["op"], ev["before"], ev["after"])
+
+
+def is_image_keyed(ev: dict) -> bool:
+    """True when the message named no key columns, so the row is identified by its image."""
+    return ev.get("key_columns") in (None, "[]")
+
+
+@dataclass
+class _Group:
+    events: list[Pending] = field(default_factory=list)
+    high: int = 0  # highest commit ts seen (TiCDC's HighWatermark)
+    out_of_order: bool = False
+
+
+class DMLBuffer:
+    def __init__(self) -> None:
+        self.groups: dict[tuple[TopicPartition, str, str], _Group] = {}
+        self.epochs: dict[TopicPartition, int] = {}
+        # identity -> (partition, epoch, copies waiting)
+        self.index: dict[tuple, list[Any]] = {}
+        self.copies_dropped = 0
+        self.size = 0
+
+    def new_epoch(self, tp: TopicPartition) -> None:
+        """`tp` showed a re-send: what arrives from now on may repeat what is waiting."""
+        self.epochs[tp] = self.epochs.get(tp, 0) + 1
+
+    def add(self, tp: TopicPartition, arrival: int, ev: dict) -> bool:
+        """Queues a row event; False when it is a copy of one already waiting (dropped)."""
+        ts = ev["commit_ts"]
+        group = self.groups.setdefault((tp, ev["schema"], ev["table"]), _Group())
+        if ts < group.high:
+            group.out_of_order = True
+            self.new_epoch(tp)  # a commit ts going back within one table is a re-send
+        epoch = self.epochs.get(tp, 0)
+        ident = row_identity(ev)
+        seen = self.index.get(ident)
+        if seen is not None:
+            if not is_image_keyed(ev) or (seen[0], seen[1]) != (tp, epoch):
+                self.copies_dropped += 1
+                return False
+            seen[2] += 1
+        else:
+            self.index[ident] = [tp, epoch, 1]
+        group.high = max(group.high, ts)
+        group.events.append((ts, arrival, ev))
+        self.size += 1
+        return True
+
+    def pop_ready(self, watermark: int) -> list[Pending]:
+        """Every waiting event with commit ts <= watermark, in (commit ts, arrival) order."""
+        ready: list[Pending] = []
+        for group in self.groups.values():
+            if not group.events or group.events[0][0] > watermark and not group.out_of_order:
+                continue
+            if group.out_of_order:
+                group.events.sort(key=lambda e: e[0])  # stable: arrival order within a commit ts
+                group.out_of_order = False
+            n = bisect.bisect_right(group.events, watermark, key=lambda e: e[0])
+            ready.extend(group.events[:n])
+            del group.events[:n]
+        for _, _, ev in ready:
+            ident = row_identity(ev)
+            seen = self.index.get(ident)
+            if seen is not None:
+                seen[2] -= 1
+                if seen[2] <= 0:
+                    del self.index[ident]
+        self.size -= len(ready)
+        ready.sort(key=lambda e: (e[0], e[1]))
+        return ready
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def ddl_identity(ev: dict) -> tuple:
+    return (ev["commit_ts"], ev["schema"], ev["table"], ev["query"])
+
+
+class DDLQueue:
+    def __init__(self) -> None:
+        self.waiting: dict[tuple, tuple[int, dict]] = {}
+        self.copies_dropped = 0
+
+    def add(self, arrival: int, ev: dict) -> bool:
+        ident = ddl_identity(ev)
+        if ident in self.waiting:
+            self.copies_dropped += 1
+            return False
+        self.waiting[ident] = (arrival, ev)
+        return True
+
+    def pop_ready(self, watermark: int) -> list[dict]:
+        """DDL with commit ts <= watermark, in (commit ts, first arrival) order: the DDLs of one
+        multi-table job share a commit ts and keep the order TiCDC sent them in."""
+        ready = sorted((v for k, v in self.waiting.items() if k[0] <= watermark), key=lambda v: (v[1]["commit_ts"], v[0]))
+        for _, ev in ready:
+            del self.waiting[ddl_identity(ev)]
+        return [ev for _, ev in ready]
+
+    def __len__(self) -> int:
+        return len(self.waiting)

@@ -1,0 +1,144 @@
+"""Open Protocol messages checked column by column (spec 002, Column type code and Bit flags).
+
+Per column of a row event:
+- the value has the JSON shape its type code allows (the decoder's column reader, run again on a
+  record the decoder rejected so the finding names the type code's rule, OPEN-TYPECODE-n);
+- the flags agree with themselves: "h" (where handle) exactly when HandleKeyFlag is set (TiCDC
+  pkg/sink/codec/open/codec.go writes "h" for handle-key columns, message.go initColumnFlags sets
+  HandleKeyFlag for the same columns); a handle-key column is not nullable (TiDB keys its handle on
+  NOT NULL columns); UnsignedFlag only on numeric type codes (TiDB's unsigned attribute exists for
+  integers, FLOAT, DOUBLE, DECIMAL, and TiDB sets it on BIT and YEAR);
+- a column keeps its type code and flags from one row event to the next until a DDL of its table
+  (a type code "represents the column data type"; flags "represent specific attributes of columns").
+  Events older than the table's last DDL on the partition are re-sent ones and keep their old types.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ticdc_generators.kafka_record import KafkaRecord
+
+from ...protocols.common import Malformed, json_object
+from ...protocols.compression import codec_option, decompress
+from ...protocols.open_protocol import new_decoder
+from ...protocols.open_protocol.framing import KIND_DDL, KIND_ROW, RawEvent, read_events
+from ...protocols.open_protocol.values import HANDLE_KEY_FLAG, UNSIGNED_FLAG, decode_column
+from ...rules import checks_rules
+from .base import Problem, Read, decode, rejected
+
+NULLABLE_FLAG = 0x40  # spec 002, Bit flags of columns: NullableFlag
+
+# spec 002, Column type code: which rule's table row defines each code.
+_TYPECODE_RULES = {
+    **dict.fromkeys((1, 2, 3), "OPEN-TYPECODE-1"), **dict.fromkeys((4, 5), "OPEN-TYPECODE-2"),
+    6: "OPEN-TYPECODE-3", 7: "OPEN-TYPECODE-4", **dict.fromkeys((8, 9), "OPEN-TYPECODE-5"),
+    **dict.fromkeys((10, 11, 12, 13, 14), "OPEN-TYPECODE-6"), **dict.fromkeys((15, 253), "OPEN-TYPECODE-7"),
+    16: "OPEN-TYPECODE-8", **dict.fromkeys((245, 246), "OPEN-TYPECODE-9"),
+    **dict.fromkeys((247, 248), "OPEN-TYPECODE-10"), **dict.fromkeys((249, 250, 251, 252), "OPEN-TYPECODE-11"),
+    254: "OPEN-TYPECODE-12", 255: "OPEN-TYPECODE-13",
+}
+# TINYINT..INT, FLOAT, DOUBLE, BIGINT, MEDIUMINT, YEAR, BIT, DECIMAL
+_NUMERIC_CODES = frozenset({1, 2, 3, 4, 5, 8, 9, 13, 16, 246})
+VALUE_RULES = ("OPEN-COLUMN-1", *dict.fromkeys(_TYPECODE_RULES.values()))
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _well_formed(obj: Any) -> bool:
+    """{t, h, f, v} with a known code, an integer "f", a boolean "h" and a "v": then a failure to read
+    the value is the value disagreeing with its type code."""
+    return (isinstance(obj, dict) and _int(obj.get("t")) and obj["t"] in _TYPECODE_RULES and "v" in obj
+            and _int(obj.get("f", 0)) and isinstance(obj.get("h", False), bool))
+
+
+class OpenProtocolReader:
+    def __init__(self, options: Mapping[str, Any], decode_rule: str) -> None:
+        self.decoder = new_decoder(options)
+        self.compression = codec_option(options)
+        self.decode_rule = decode_rule
+        # (schema, table) -> column -> (type code, flags or None), since the table's last DDL
+        self._columns: dict[tuple[str, str], dict[str, tuple[int, Optional[int]]]] = {}
+        self._last_ddl: dict[tuple[str, str], int] = {}
+
+    def read(self, record: KafkaRecord) -> Read:
+        events, reason = decode(self.decoder, record)
+        problems: list[Problem] = []
+        try:
+            raw_events = read_events(record.key, record.value)
+        except Malformed:
+            raw_events = []  # the decoder's reason says what is wrong with the framing
+        for index, raw in enumerate(raw_events):
+            table = (raw.key.get("scm") or "", raw.key.get("tbl") or "")
+            if raw.kind == KIND_DDL:
+                self._columns.pop(table, None)
+                self._last_ddl[table] = max(raw.ts, self._last_ddl.get(table, 0))
+            elif raw.kind == KIND_ROW:
+                self._row(index, raw, table, problems, values=reason is not None)
+        rejected(problems, self.decode_rule, reason)
+        return Read(events, problems)
+
+    def _row(self, index: int, raw: RawEvent, table: tuple[str, str], problems: list[Problem], values: bool) -> None:
+        if raw.value is None:
+            return
+        try:
+            value = json_object(decompress(self.compression, raw.value), "row value")
+        except (Malformed, ValueError):
+            return
+        current = raw.ts >= self._last_ddl.get(table, 0)
+        known = self._columns.setdefault(table, {})
+        for section in ("u", "p", "d"):
+            columns = value.get(section)
+            if not isinstance(columns, dict):
+                continue
+            for name, obj in columns.items():
+                where = f"event {index} {table[0]}.{table[1]} \"{section}\" column {name!r}"
+                if values and not self.check_value(obj, where, problems):
+                    continue
+                if _well_formed(obj) and self.check_flags(obj, where, problems) and current:
+                    self.check_stable(known, name, obj, where, problems)
+
+    @checks_rules(*VALUE_RULES, name="lint.open-protocol.column-value",
+                  description="each column is {t, h, f, v} with a known type code and a value that code allows")
+    def check_value(self, obj: Any, where: str, problems: list[Problem]) -> bool:
+        """Whether the column's value reads as its type code says (a problem added otherwise)."""
+        try:
+            decode_column(obj)
+        except Malformed as e:
+            rule = _TYPECODE_RULES[obj["t"]] if _well_formed(obj) else "OPEN-COLUMN-1"
+            problems.append(Problem(rule, f"{where}: {e.reason}"))
+            return False
+        return True
+
+    @checks_rules("OPEN-FLAG-2", "OPEN-FLAG-5", "OPEN-FLAG-6", name="lint.open-protocol.column-flags",
+                  description="a column's flags agree with \"h\" and with its type code")
+    def check_flags(self, obj: dict, where: str, problems: list[Problem]) -> bool:
+        """Whether the flags are consistent (problems added otherwise); true without flags, which the
+        first protocol version did not have."""
+        if "f" not in obj:
+            return True
+        code, flag, handle = obj["t"], obj["f"], obj.get("h", False)
+        before = len(problems)
+        if bool(flag & HANDLE_KEY_FLAG) != handle:
+            problems.append(Problem("OPEN-FLAG-2", f"{where}: flags {flag} {'lack' if handle else 'have'} "
+                                                   f"HandleKeyFlag but \"h\" is {str(handle).lower()}"))
+        if flag & HANDLE_KEY_FLAG and flag & NULLABLE_FLAG:
+            problems.append(Problem("OPEN-FLAG-5", f"{where}: flags {flag} mark a handle-key column nullable"))
+        if flag & UNSIGNED_FLAG and code not in _NUMERIC_CODES:
+            problems.append(Problem("OPEN-FLAG-6", f"{where}: flags {flag} mark a column of type code {code} "
+                                                   f"unsigned; only numeric types are"))
+        return len(problems) == before
+
+    @checks_rules("OPEN-TYPECODE-1", "OPEN-FLAG-1", name="lint.open-protocol.column-stable",
+                  description="a column keeps its type code and flags between DDLs of its table")
+    def check_stable(self, known: dict[str, tuple[int, Optional[int]]], name: str, obj: dict, where: str,
+                     problems: list[Problem]) -> None:
+        now = (obj["t"], obj.get("f"))
+        before = known.setdefault(name, now)
+        if before[0] != now[0]:
+            problems.append(Problem("OPEN-TYPECODE-1", f"{where}: type code {now[0]}, earlier {before[0]} with no "
+                                                       f"DDL of the table in between"))
+        elif before[1] is not None and now[1] is not None and before[1] != now[1]:
+            problems.append(Problem("OPEN-FLAG-1", f"{where}: flags {now[1]}, earlier {before[1]} with no DDL "
+                                                   f"of the table in between"))

@@ -1,0 +1,54 @@
+"""The lint's one pass: records in, findings and a summary out."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
+
+from ticdc_generators.kafka_record import KafkaRecord
+
+from .findings import Findings
+from .readers import Readers
+from .settings import LintSettings
+from .sources import RecordFiles, in_offset_order
+from .stream import StreamChecker
+
+
+@dataclass
+class LintResult:
+    findings: Findings
+    summary: dict[str, Any]
+
+    @property
+    def failed(self) -> bool:
+        """Whether a `required` rule is broken."""
+        return self.findings.failed
+
+
+def lint(records: Iterable[KafkaRecord], settings: LintSettings, findings: Optional[Findings] = None,
+         partitions: Optional[Mapping[str, Iterable[int]]] = None) -> LintResult:
+    """Checks `records` (each partition's in offset order, partitions interleaved in any way) against
+    the rules of `settings.protocol`. `partitions` names topic-partitions known beforehand, so one
+    that never gets a broadcast is found even if it holds no record."""
+    findings = findings if findings is not None else Findings()
+    stream = StreamChecker(settings, findings)
+    for topic, numbers in (partitions or {}).items():
+        stream.expect(topic, numbers)
+    readers = Readers(settings)
+    for record in in_offset_order(records):
+        stream.record(record)
+        read = readers.reader(record).read(record)
+        for problem in read.problems:
+            report = findings.info if problem.info else findings.violation
+            report(problem.rule, record.topic, record.partition, record.offset, problem.message)
+        for event in read.events:
+            stream.event(record, event)
+    stream.finish()
+    summary = {"protocol": settings.protocol, "encoding": settings.encoding, **stream.summary(),
+               "findings": findings.by_rule()}
+    return LintResult(findings, summary)
+
+
+def lint_record_files(directory: Path, settings: LintSettings, findings: Optional[Findings] = None) -> LintResult:
+    files = RecordFiles(directory)
+    return lint(files, settings, findings, files.partitions)
