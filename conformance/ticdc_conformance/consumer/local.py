@@ -32,6 +32,7 @@ from ticdc_generators.kafka_record import KafkaRecord
 from ticdc_generators.sink.records import records_from_batch
 
 from ..errors import ConsumerError
+from .decoder_options import decoder_options
 from .ddl_semantics import AddColumn, NotUnderstood, PartitionsUnknown, effects_of
 from .decode_stage import PartitionDecoders
 from .ordering import DDLQueue, DMLBuffer
@@ -236,7 +237,8 @@ class LocalConsumer:
 
 def consume_local(records_dir: Path, manifest: dict, out: Path, consumer_cls: type = LocalConsumer) -> dict:
     partitions = [(t, p) for t, n in sorted(manifest["topics"].items()) for p in range(n)]
-    consumer = consumer_cls(manifest["protocol"], manifest["sink"], partitions, out=Path(out))
+    options = decoder_options(manifest, Path(records_dir).parent)
+    consumer = consumer_cls(manifest["protocol"], options, partitions, out=Path(out))
     for record in merged_records(records_dir):
         consumer.feed(record)
     figures = consumer.write(out)
