@@ -54,6 +54,49 @@ _profile_option = click.option(
     "--version-profile", "version_profile", type=click.Choice(["ticdc", "tiflow"]), default="ticdc", show_default=True,
     help="The TiCDC generation simulated: ticdc (pingcap/ticdc, the newest) or tiflow (classic TiCDC); "
          "see docs/version-profiles.md.")
+_DELIVERY = {  # option -> SinkConfig simulator setting (docs/scenarios.md, "Delivery")
+    "failovers": "failovers", "failover_spacing": "failover_spacing", "checkpoint_lag": "checkpoint_lag",
+    "interleave_tables": "interleave_tables",
+}
+
+
+def _delivery_options(f):
+    """Simulator settings a run can override on any scenario: how often the simulated changefeed
+    restarts (at-least-once replays) and whether tables interleave within a partition."""
+    options = [
+        click.option("--failovers", type=click.IntRange(min=0), default=None,
+                     help="Restart the simulated changefeed N times (replays from the checkpoint); "
+                          "default: the scenario's."),
+        click.option("--failover-spacing", type=click.IntRange(min=1), default=None,
+                     help="About this many history events between restarts; default: the scenario's."),
+        click.option("--checkpoint-lag", type=click.IntRange(min=0), default=None,
+                     help="Restart from the checkpoint this many checkpoints behind the last one."),
+        click.option("--interleave-tables/--no-interleave-tables", default=None,
+                     help="Interleave tables' row events within a partition between watermarks, as "
+                          "TiCDC's per-table pipelines may; default: the scenario's."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _delivery(kwargs: dict) -> dict:
+    """Pops the delivery options out of a command's keyword arguments; None means the scenario's."""
+    given = {name: kwargs.pop(name) for name in _DELIVERY}
+    return {_DELIVERY[name]: value for name, value in given.items() if value is not None}
+
+
+def _delivery_args(delivery: dict) -> list[str]:
+    """The same settings as command-line arguments, for replay commands."""
+    out = []
+    for name, setting in _DELIVERY.items():
+        if setting in delivery:
+            value = delivery[setting]
+            flag = name.replace("_", "-")
+            out.append(f"--{flag}" if value is True else f"--no-{flag}" if value is False else f"--{flag} {value}")
+    return out
+
+
 _tz_option = click.option("--time-zone", "time_zone", default="UTC", show_default=True,
                           help="Upstream TiDB time zone (TIMESTAMP values; TiCDC's time-zone option).")
 
@@ -64,12 +107,12 @@ def main() -> None:
 
 
 def _configure(scenario: str, encoding: str, time_zone: str, changefeed: Path | None, sink_uri: str | None,
-               version_profile: str = "ticdc"):
+               version_profile: str = "ticdc", delivery: dict | None = None):
     from ticdc_generators.pipeline import configure
     from ticdc_generators.sink.changefeed import ChangefeedConfigError
 
     try:
-        return configure(scenario, encoding, time_zone, changefeed, sink_uri, version_profile)
+        return configure(scenario, encoding, time_zone, changefeed, sink_uri, version_profile, delivery)
     except ChangefeedConfigError as e:
         raise click.UsageError(str(e)) from None
 
@@ -99,6 +142,7 @@ def scenarios() -> None:
 @_seed_option
 @_tz_option
 @_profile_option
+@_delivery_options
 @_changefeed_option
 @_sink_uri_option
 @_protocol_option
@@ -108,12 +152,14 @@ def scenarios() -> None:
 @click.option("--events", type=click.IntRange(min=1), default=None,
               help="Number of row events, for scenarios that take a size (e.g. large).")
 def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None,
-                 sink_uri: str | None, protocol: str, encoding: str | None, out: Path, events: int | None) -> None:
+                 sink_uri: str | None, protocol: str, encoding: str | None, out: Path, events: int | None,
+                 **delivery_options) -> None:
     """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them."""
+    delivery = _delivery(delivery_options)
     encodings = resolve_encodings(protocol, encoding)
     for enc in encodings:
         target = out / enc if len(encodings) > 1 else out
-        config = _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile)
+        config = _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
         with _changefeed_failure(scenario, seed, enc):
             manifest = generate(scenario, seed, config, target, events=events)
         console.print(f"{enc}: {manifest['records']} records in {target}/records "
@@ -162,6 +208,7 @@ def py_files(target: Path) -> None:
 @_seed_option
 @_tz_option
 @_profile_option
+@_delivery_options
 @_changefeed_option
 @_sink_uri_option
 @_protocol_option
@@ -175,16 +222,19 @@ def py_files(target: Path) -> None:
 @click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
 def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None, sink_uri: str | None,
         protocol: str, encoding: str | None, consumer: str, work: Path, report: Path | None,
-        master: str | None) -> None:
+        master: str | None, **delivery_options) -> None:
     """Generate, consume and check; exit 0 only if every encoding conforms."""
     from .report import write_reports
     from .runner import run_encoding
 
+    delivery = _delivery(delivery_options)
     encodings = resolve_encodings(protocol, encoding)
-    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile) for enc in encodings}
+    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
+               for enc in encodings}
     config_args = " ".join(([f"--changefeed {shlex.quote(str(changefeed))}"] if changefeed else [])
                            + ([f"--sink-uri {shlex.quote(sink_uri)}"] if sink_uri else [])
-                           + ([f"--version-profile {version_profile}"] if version_profile != "ticdc" else []))
+                           + ([f"--version-profile {version_profile}"] if version_profile != "ticdc" else [])
+                           + _delivery_args(delivery))
     spark = None
     if consumer == "spark":
         from .consumer.spark_job import spark_session

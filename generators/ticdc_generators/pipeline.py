@@ -42,11 +42,16 @@ def config_for(scenario_name: str, encoding: str, **overrides) -> SinkConfig:
 
 
 def configure(scenario_name: str, encoding: str, time_zone: str = "UTC", changefeed: Path | None = None,
-              sink_uri: str | None = None, version_profile: str = "ticdc") -> SinkConfig:
-    """An encoding's config with a changefeed TOML and/or a sink URI applied on top (TiCDC's names)."""
+              sink_uri: str | None = None, version_profile: str = "ticdc",
+              delivery: dict | None = None) -> SinkConfig:
+    """An encoding's config with a changefeed TOML and/or a sink URI applied on top (TiCDC's names).
+
+    `delivery` overrides the scenario's simulator settings (failovers, failover_spacing,
+    checkpoint_lag, interleave_tables)."""
     from .sink.changefeed import ChangefeedConfigError, load_changefeed, parse_sink_uri
 
-    config = config_for(scenario_name, encoding, time_zone=time_zone, version_profile=version_profile)
+    config = config_for(scenario_name, encoding, time_zone=time_zone, version_profile=version_profile,
+                        **(delivery or {}))
     if changefeed is not None:
         config = load_changefeed(changefeed, config).sink
     if sink_uri is not None:
