@@ -351,8 +351,16 @@ def _unsigned_string(name: str, column: dict) -> bool:
     return False
 
 
+def _nullable_handle(name: str, column: dict) -> bool:
+    if not column.get("h") and column["f"] & 0x40:
+        column["h"], column["f"] = True, column["f"] | 0x02  # a nullable column as the handle key
+        return True
+    return False
+
+
 @pytest.mark.parametrize("edit, rule", [
     pytest.param(_retype, "OPEN-TYPECODE-1", marks=pytest.mark.rules("OPEN-TYPECODE-1", "OPEN-TYPECODE-7")),
+    pytest.param(_nullable_handle, "OPEN-FLAG-5", marks=pytest.mark.rules("OPEN-FLAG-5")),
     pytest.param(_handle, "OPEN-FLAG-2", marks=pytest.mark.rules("OPEN-FLAG-2", "OPEN-COLUMN-1")),
     pytest.param(_unsigned_string, "OPEN-FLAG-6", marks=pytest.mark.rules("OPEN-FLAG-6")),
 ])
@@ -451,6 +459,27 @@ def test_a_simple_value_that_does_not_fit_its_mysql_type_is_caught():
     assert required(records, settings) == [coordinates(records[index], "SIMPLE-MYSQLTYPE-2")]
 
 
+@pytest.mark.rules("SIMPLE-SCHEMAVERSION-3")
+def test_two_schemas_of_one_version_with_different_columns_are_caught():
+    records, settings = simulate("smoke", "simple-json")
+    index = next(i for i, (r, ev) in enumerate(decoded(records, settings)) if single(ev, DecodedBootstrap))
+    msg = orjson.loads(records[index].value)
+    msg["tableSchema"]["columns"][-1]["name"] += "_renamed"  # the CREATE TABLE before said otherwise
+    records[index] = replace(records[index], value=orjson.dumps(msg))
+    assert required(records, settings) == [coordinates(records[index], "SIMPLE-SCHEMAVERSION-3")]
+
+
+@pytest.mark.rules("DBZ-MESSAGE-1", "DBZ-MESSAGE-3")
+@pytest.mark.parametrize("kind, rule", [(DecodedDDL, "DBZ-MESSAGE-1"), (DecodedWatermark, "DBZ-MESSAGE-3")])
+def test_an_undecodable_debezium_message_names_the_rule_of_its_kind(kind, rule):
+    records, settings = simulate("smoke", "debezium")
+    index = next(i for i, (r, ev) in enumerate(decoded(records, settings)) if single(ev, kind))
+    doc = orjson.loads(records[index].value)
+    del doc["payload"]["source"]
+    records[index] = replace(records[index], value=orjson.dumps(doc))
+    assert required(records, settings)[0] == coordinates(records[index], rule)
+
+
 # --- hostile records ------------------------------------------------------------------------------------
 @pytest.mark.rules("OPEN-FRAMING-1", "CANAL-EVENTS-1", "DBZ-MESSAGE-2", "SIMPLE-FORMAT-1")
 @pytest.mark.parametrize("encoding, rule", [("open-protocol", "OPEN-FRAMING-1"), ("canal-json", "CANAL-EVENTS-1"),
@@ -470,6 +499,35 @@ def test_garbage_records_are_decode_findings_with_coordinates(encoding, rule, ke
     found = [(f.rule, f.topic, f.partition, f.offset) for f in result.findings.kept if f.level == "required"]
     assert found == [coordinates(bad, rule)]
     assert "undecodable record" in result.findings.kept[0].message
+
+
+_ODD_VALUES = (None, [], {}, [1], {"a": 1}, 2**70, -1, 1.5, "", "x", True, 3, 15, 246)
+
+
+def _mutate(obj: Any, rng) -> None:
+    """Replaces one value somewhere inside `obj` with a value of another shape."""
+    while isinstance(obj, (dict, list)) and obj:
+        slot = rng.choice(list(obj)) if isinstance(obj, dict) else rng.randrange(len(obj))
+        if rng.random() < 0.4 or not isinstance(obj[slot], (dict, list)) or not obj[slot]:
+            obj[slot] = rng.choice(_ODD_VALUES)
+            return
+        obj = obj[slot]
+
+
+@pytest.mark.parametrize("encoding", ["canal-json", "debezium", "simple-json"])
+def test_messages_with_fields_of_the_wrong_shape_never_crash_the_lint(encoding):
+    import random
+    rng = random.Random(f"lint/{encoding}")
+    base, settings = simulate("smoke", encoding)
+    for _ in range(15):
+        records = list(base)
+        for index in rng.sample(range(len(records)), 6):
+            doc = orjson.loads(records[index].value)
+            _mutate(doc, rng)
+            records[index] = replace(records[index], value=json.dumps(doc).encode())
+        result = lint(records, settings)
+        for f in result.findings.kept:
+            assert f.offset >= 0 and f.partition in (0, 1, 2) and "\n" not in f.message
 
 
 # --- building blocks ------------------------------------------------------------------------------------

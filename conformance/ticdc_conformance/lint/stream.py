@@ -125,14 +125,11 @@ class StreamChecker:
     def _first_sent(self, p: _Partition, identity: int, ts: int) -> bool:
         """Whether the event is new to the partition (and remember it); re-sent and too-old events are
         counted, not judged."""
-        if ts < p.seen.floor:
-            if identity in p.seen:
-                p.counts.resent += 1
-            else:
-                p.counts.unjudged += 1
-            return False
         if identity in p.seen:
             p.counts.resent += 1
+            return False
+        if ts < p.seen.floor:
+            p.counts.unjudged += 1
             return False
         p.seen.add(identity, ts)
         return True

@@ -55,7 +55,8 @@ class CanalJSONReader:
                               "value")
         except (Malformed, ValueError):
             msg = None
-        if msg is not None and msg.get("isDdl") is False and msg.get("type") in DML_OPS:
+        if msg is not None and msg.get("isDdl") is False and isinstance(msg.get("type"), str) \
+                and msg["type"] in DML_OPS:
             self.check_columns(msg, problems)
         rejected(problems, self.decode_rule, reason)
         return Read(events, problems)

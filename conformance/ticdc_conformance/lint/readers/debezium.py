@@ -56,6 +56,8 @@ _MAPPING: dict[str, dict[bool, _Allowed]] = {
     "decimal": _same(("double", None)),
 }
 FIELD_RULES = ("DBZ-TYPEMAP-1", "DBZ-TYPEMAP-3", "DBZ-TYPEMAP-4")
+_UNKNOWN = object()
+_MAX_VERDICTS = 4096  # distinct field schemas remembered; a hostile stream cannot grow it further
 
 
 def _rule(tidb_type: Optional[str]) -> str:
@@ -119,9 +121,13 @@ class DebeziumReader:
             if not isinstance(f, dict) or f.get("tidb_type") is None:
                 continue
             key = (f.get("tidb_type"), f.get("type"), f.get("name"))
-            if key not in self._verdicts:
-                self._verdicts[key] = _mapping_fault(*key)
-            fault = self._verdicts[key]
+            if not all(v is None or isinstance(v, str) for v in key):
+                continue  # the decoder rejects a field schema of that shape
+            fault = self._verdicts.get(key, _UNKNOWN)
+            if fault is _UNKNOWN:
+                fault = _mapping_fault(*key)
+                if len(self._verdicts) < _MAX_VERDICTS:
+                    self._verdicts[key] = fault
             if fault is not None:
                 problems.append(Problem(fault[0], f"{where}.{f.get('field')}: {fault[1]}"))
 
