@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test test-fast golden-check java
+.PHONY: setup run test test-fast test-kafka golden-check java
 
 setup: java $(INSTALLED)
 
@@ -30,6 +30,10 @@ test: setup
 
 test-fast: setup
 	$(BIN)/pytest -m "not slow and not kafka and not spark"
+
+# The Kafka transport's tests alone (docs/kafka.md); `make test` runs them too.
+test-kafka: setup
+	$(BIN)/pytest -m kafka tests/e2e/test_kafka_transport.py
 
 golden-check: setup
 	$(BIN)/ticdc-conformance golden --check

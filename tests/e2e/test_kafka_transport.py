@@ -1,6 +1,9 @@
 """The Kafka transport against a real broker: record files go to Kafka and come back byte for byte,
 through the Kafka client and through Spark's own Kafka source; a missing broker is a prompt error."""
 import json
+import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -8,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from ticdc_generators.kafka_record import KafkaRecord
@@ -19,7 +23,8 @@ from ..conftest import CLI, ROOT
 pytest.importorskip("confluent_kafka")
 
 from ticdc_conformance.transport.broker import KafkaBroker, free_port  # noqa: E402
-from ticdc_conformance.transport.errors import BrokerError, KafkaUnavailable, PublishError  # noqa: E402
+from ticdc_conformance.transport.errors import (  # noqa: E402
+    BrokerError, KafkaUnavailable, PublishError, TransportError)
 from ticdc_conformance.transport.kafka_io import cluster_metadata, kafka_records, publish  # noqa: E402
 from ticdc_conformance.transport.spark_source import spark_source  # noqa: E402
 
@@ -118,6 +123,10 @@ def test_records_a_fresh_topic_cannot_hold_are_refused_by_name(broker, tmp_path)
     # The topic was made before the bad record was met: publishing again must not append to it.
     with pytest.raises(PublishError, match="gaps: the topic exists already"):
         publish(records_dir, broker.bootstrap)
+    for read in (lambda: next(kafka_records(broker.bootstrap, "absent", timeout_s=5)),
+                 lambda: spark_source(None, broker.bootstrap, ["gaps", "absent"], timeout_s=5)):
+        with pytest.raises(TransportError, match=f"^absent: no such topic at {broker.bootstrap}"):
+            read()
 
 
 def test_an_unreachable_cluster_is_a_prompt_error_not_a_hang():
@@ -145,6 +154,100 @@ def test_a_broker_that_cannot_start_is_reported_with_its_log(tmp_path):
     assert time.monotonic() - started < 120
     assert broker.process is None  # stopped, not left behind
     assert "exited" in broker.log_tail(200) or "Address already in use" in broker.log_tail(200)
+
+
+@pytest.mark.kafka
+@pytest.mark.timeout(BROKER_TIMEOUT_S)
+def test_cli_publish_then_export_gives_the_same_record_files(broker, smoke, tmp_path):
+    case = smoke["debezium"]
+    publish_cmd = CLI + ["kafka", "publish", "--records", str(case / "records"), "--bootstrap", broker.bootstrap,
+                         "--replace-topics"]
+    proc = subprocess.run(publish_cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    manifest = json.loads((case / "manifest.json").read_text())
+    assert proc.returncode == 0 and f"published {manifest['records']} records" in proc.stdout, proc.stderr
+    proc = subprocess.run(CLI + ["kafka", "export", "--bootstrap", broker.bootstrap, "--topic", "ticdc-smoke",
+                                 "--out", str(tmp_path / "export")], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert by_partition(iter_record_files(tmp_path / "export")) == by_partition(iter_record_files(case / "records"))
+    # Without --replace-topics an existing topic is refused, with the topic named, exit 2.
+    proc = subprocess.run(publish_cmd[:-1], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2 and "error: ticdc-smoke: the topic exists already" in proc.stderr
+
+
+@pytest.mark.kafka
+@pytest.mark.timeout(BROKER_TIMEOUT_S)
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
+def test_cli_broker_stops_with_the_command_however_it_ends(tmp_path, stop_signal):
+    cli = subprocess.Popen(CLI + ["kafka", "start"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           cwd=ROOT)
+    try:
+        lines = []
+        while not any("ready at" in line for line in lines):
+            line = cli.stdout.readline()
+            assert line, "".join(lines)  # the command ended before the broker was ready
+            lines.append(line)
+        bootstrap = lines[-1].split("ready at ")[1].split()[0]
+        assert cluster_metadata(bootstrap, timeout_s=10).brokers
+        brokers = [p for p in psutil.Process(cli.pid).children(recursive=True) if "kafka.Kafka" in p.cmdline()]
+        assert len(brokers) == 1
+        work_dir = Path(brokers[0].cmdline()[-1]).parent
+        cli.send_signal(stop_signal)
+        cli.wait(60)
+        # The broker goes with the command: stopped by it (TERM), or by the kernel when it dies (KILL).
+        gone, alive = psutil.wait_procs(brokers, timeout=60)
+        assert not alive
+        if stop_signal == signal.SIGTERM:
+            assert cli.returncode == 0 and not work_dir.exists()
+        else:  # nothing of the command ran to remove the broker's folder
+            shutil.rmtree(work_dir)
+        with pytest.raises(KafkaUnavailable):
+            cluster_metadata(bootstrap, timeout_s=2)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+        cli.stdout.close()
+
+
+def test_enable_kafka_source_adds_the_package_to_the_next_spark_jvm(monkeypatch):
+    from pyspark import SparkContext
+
+    from ticdc_conformance.transport import spark_source as source
+
+    conf = {"spark.jars.packages": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0",
+            "spark.jars.ivySettings": "/cache/ivy/ivysettings.xml", "spark.jars.ivy": "/cache/ivy"}
+    monkeypatch.setattr(source, "spark_kafka_conf", lambda echo=None: dict(conf))
+    monkeypatch.setattr(SparkContext, "_jvm", None)  # as before this process's first session
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "pyspark-shell")  # PySpark's default when unset
+    source.enable_kafka_source()
+    expected = ("--packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0 "
+                "--conf spark.jars.ivySettings=/cache/ivy/ivysettings.xml --conf spark.jars.ivy=/cache/ivy pyspark-shell")
+    assert os.environ["PYSPARK_SUBMIT_ARGS"] == expected
+    source.enable_kafka_source()
+    assert os.environ["PYSPARK_SUBMIT_ARGS"] == expected
+    # spark-submit keeps one --packages: a user's list is extended, their other options kept.
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--packages a:b:1 --driver-memory 1g pyspark-shell")
+    source.enable_kafka_source()
+    assert os.environ["PYSPARK_SUBMIT_ARGS"] == (
+        "--conf spark.jars.ivySettings=/cache/ivy/ivysettings.xml --conf spark.jars.ivy=/cache/ivy "
+        "--packages a:b:1,org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0 --driver-memory 1g pyspark-shell")
+
+
+@pytest.mark.kafka
+@pytest.mark.timeout(BROKER_TIMEOUT_S)
+def test_spark_kafka_source_package_is_built_for_the_installed_pyspark():
+    import pyspark
+
+    from ticdc_conformance.transport.spark_source import spark_kafka_package
+
+    group, artifact, version = spark_kafka_package().split(":")
+    scala_jar = next((Path(pyspark.__file__).parent / "jars").glob("scala-library-2.*.jar")).name
+    scala = ".".join(scala_jar[len("scala-library-"):].split(".")[:2])
+    assert (group, artifact) == ("org.apache.spark", f"spark-sql-kafka-0-10_{scala}")
+    installed = tuple(int(x) for x in pyspark.__version__.split(".")[:3])
+    chosen = tuple(int(x) for x in version.split("."))
+    # The installed release, or an earlier patch release of the same line.
+    assert chosen[:2] == installed[:2] and chosen[2] <= installed[2]
 
 
 SPARK_EXPORT = textwrap.dedent("""

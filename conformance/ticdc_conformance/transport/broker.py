@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .errors import BrokerError, KafkaUnavailable
+from .kafka_io import LONG_MAX, cluster_metadata
 from .maven import Module, java_executable, resolve
 
 KAFKA_VERSION_ENV = "TICDC_CONFORMANCE_KAFKA_VERSION"
@@ -42,7 +43,6 @@ STOP_TIMEOUT_S = 30.0
 FORMAT_TIMEOUT_S = 120.0
 PORT_ATTEMPTS = 3
 LOG_TAIL_LINES = 30
-LONG_MAX = 9223372036854775807
 # A test broker with a small heap on a small machine: the quick compiler alone and the serial
 # collector halve the broker's start (8 s instead of 16 s on two busy cores) and cut the storage
 # formatter's from 7 s to under 3 s; peak throughput is not what it is for.
@@ -223,8 +223,6 @@ class KafkaBroker:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
-        from .kafka_io import cluster_metadata
-
         deadline = time.monotonic() + self.start_timeout_s
         while True:
             code = self.process.poll()

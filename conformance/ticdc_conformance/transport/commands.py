@@ -11,6 +11,7 @@ from typing import Optional
 
 import click
 
+from .broker import DEFAULT_HEAP, DEFAULT_KAFKA_VERSION, KAFKA_VERSION_ENV
 from .errors import TransportError
 
 _bootstrap_option = click.option("--bootstrap", "-b", required=True, metavar="HOST:PORT[,HOST:PORT…]",
@@ -56,10 +57,10 @@ def jars_cmd(spark: bool) -> None:
 
 @kafka.command("start")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Listener port (default: a free one).")
-@click.option("--heap", default=None, help="The broker's maximum heap (-Xmx), default 512m.")
+@click.option("--heap", default=None, help=f"The broker's maximum heap (-Xmx), default {DEFAULT_HEAP}.")
 @click.option("--dir", "work_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for the broker's data and log (default: a temporary one, removed at exit).")
-@click.option("--version", "version", default=None, help="Apache Kafka version (default 4.1.1).")
+@click.option("--version", "version", default=None, help=f"Apache Kafka version (default: ${KAFKA_VERSION_ENV}, else {DEFAULT_KAFKA_VERSION}).")
 def start_cmd(port: Optional[int], heap: Optional[str], work_dir: Optional[Path], version: Optional[str]) -> None:
     """Run a local single-node Kafka broker (KRaft) on 127.0.0.1 until interrupted."""
     from .broker import KafkaBroker

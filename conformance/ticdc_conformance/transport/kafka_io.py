@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -63,14 +64,21 @@ def _unavailable(bootstrap: str, timeout_s: float, error: object) -> KafkaUnavai
     return KafkaUnavailable(f"no Kafka broker answered at {bootstrap} within {timeout_s:g}s ({error})")
 
 
-def cluster_metadata(bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, topic: Optional[str] = None):
-    """The cluster's metadata (brokers, topics), or KafkaUnavailable after `timeout_s`."""
+@contextmanager
+def _reaching(bootstrap: str, timeout_s: float):
+    """A client call that fails for want of a broker raises KafkaUnavailable."""
     ck = _client()
-    admin = ck.admin.AdminClient(client_config(bootstrap, timeout_s))
     try:
-        return admin.list_topics(topic=topic, timeout=timeout_s)
+        yield
     except ck.KafkaException as e:
         raise _unavailable(bootstrap, timeout_s, e.args[0] if e.args else e) from None
+
+
+def cluster_metadata(bootstrap: str, timeout_s: float = DEFAULT_TIMEOUT_S, topic: Optional[str] = None):
+    """The cluster's metadata (brokers, topics), or KafkaUnavailable after `timeout_s`."""
+    admin = _client().admin.AdminClient(client_config(bootstrap, timeout_s))
+    with _reaching(bootstrap, timeout_s):
+        return admin.list_topics(topic=topic, timeout=timeout_s)
 
 
 @dataclass
@@ -108,35 +116,40 @@ def _wait(futures: dict, what: str, bootstrap: str, timeout_s: float) -> None:
             raise _unavailable(bootstrap, timeout_s, f"{what} of {topic} unanswered") from None
 
 
+def _listed(admin, bootstrap: str, topics, timeout_s: float) -> list[str]:
+    with _reaching(bootstrap, timeout_s):
+        listed = admin.list_topics(timeout=timeout_s).topics
+    return [t for t in topics if t in listed]
+
+
+def _create(admin, bootstrap: str, topics: dict[str, int], configs: dict[str, str], timeout_s: float) -> None:
+    # The broker's default replication factor (-1): 1 on the local broker, the cluster's own elsewhere.
+    new = [_client().admin.NewTopic(t, n, -1, config=configs) for t, n in sorted(topics.items())]
+    _wait(admin.create_topics(new, operation_timeout=timeout_s), "creating the topic", bootstrap, timeout_s)
+
+
 def prepare_topics(admin, bootstrap: str, topics: dict[str, int], configs: dict[str, str], replace: bool,
                    timeout_s: float) -> None:
     """Creates `topics` empty, so that offsets start at 0; with `replace`, deletes them first."""
-    ck = _client()
-    try:
-        existing = [t for t in topics if t in admin.list_topics(timeout=timeout_s).topics]
-    except ck.KafkaException as e:
-        raise _unavailable(bootstrap, timeout_s, e.args[0] if e.args else e) from None
+    existing = _listed(admin, bootstrap, topics, timeout_s)
     if existing and not replace:
         raise PublishError("the topic exists already: its offsets would not be the record files' ones "
                            "(publish to a fresh cluster, or replace the topics)", topic=existing[0])
     if existing:
         _wait(admin.delete_topics(existing, operation_timeout=timeout_s), "deleting the topic", bootstrap, timeout_s)
         deadline = time.monotonic() + timeout_s
-        while any(t in admin.list_topics(timeout=timeout_s).topics for t in existing):
+        while _listed(admin, bootstrap, existing, timeout_s):
             if time.monotonic() > deadline:
                 raise PublishError(f"still listed {timeout_s:g}s after its deletion", topic=existing[0])
             time.sleep(0.1)
-    # The broker's default replication factor (-1): 1 on the local broker, the cluster's own elsewhere.
-    new = [ck.admin.NewTopic(t, n, -1, config=configs) for t, n in sorted(topics.items())]
     try:
-        _wait(admin.create_topics(new, operation_timeout=timeout_s), "creating the topic", bootstrap, timeout_s)
+        _create(admin, bootstrap, topics, configs, timeout_s)
     except PublishError as e:
         if not any(name in str(e) for name in _TIMESTAMP_CONFIGS):
             raise
         # Brokers before Kafka 3.6 do not know these settings; they accept any timestamp anyway.
-        kept = {k: v for k, v in configs.items() if k not in _TIMESTAMP_CONFIGS}
-        new = [ck.admin.NewTopic(t, n, -1, config=kept) for t, n in sorted(topics.items())]
-        _wait(admin.create_topics(new, operation_timeout=timeout_s), "creating the topic", bootstrap, timeout_s)
+        _create(admin, bootstrap, topics, {k: v for k, v in configs.items() if k not in _TIMESTAMP_CONFIGS},
+                timeout_s)
 
 
 class _Deliveries:
@@ -253,10 +266,8 @@ def kafka_records(bootstrap: str, topic: str, partitions: Optional[Iterable[int]
                             "enable.auto.commit": False, "enable.auto.offset.store": False,
                             "auto.offset.reset": "error"})
     try:
-        try:
+        with _reaching(bootstrap, timeout_s):
             meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
-        except ck.KafkaException as e:
-            raise _unavailable(bootstrap, timeout_s, e.args[0] if e.args else e) from None
         if meta is None or meta.error is not None:
             raise TransportError(f"no such topic at {bootstrap}" + (f" ({meta.error.str()})" if meta else ""),
                                  topic=topic)
@@ -270,16 +281,17 @@ def kafka_records(bootstrap: str, topic: str, partitions: Optional[Iterable[int]
 
 def _read_partition(ck, consumer, bootstrap: str, topic: str, partition: int, timeout_s: float):
     tp = ck.TopicPartition(topic, partition)
-    try:
+    with _reaching(bootstrap, timeout_s):
         low, high = consumer.get_watermark_offsets(tp, timeout=timeout_s)
-    except ck.KafkaException as e:
-        raise _unavailable(bootstrap, timeout_s, e.args[0] if e.args else e) from None
     if high <= low:
         return
     consumer.assign([ck.TopicPartition(topic, partition, low)])
     position = low
-    deadline = time.monotonic() + timeout_s
+    # Time spent waiting for records, not time the caller held this generator (readers of several
+    # partitions are advanced in turn): a stall is `timeout_s` of consecutive empty polls.
+    waited = 0.0
     while position < high:
+        polled = time.monotonic()
         batch = consumer.consume(READ_BATCH, timeout=min(1.0, timeout_s))
         for msg in batch:
             if msg.error() is not None:
@@ -290,11 +302,12 @@ def _read_partition(ck, consumer, bootstrap: str, topic: str, partition: int, ti
             yield _to_record(msg)
             position = msg.offset() + 1
         if batch:
-            deadline = time.monotonic() + timeout_s
+            waited = 0.0
             continue
+        waited += time.monotonic() - polled
         # Offsets the broker holds but never hands out (transaction markers) end the range too.
         position = max(position, consumer.position([tp])[0].offset)
-        if position < high and time.monotonic() > deadline:
+        if position < high and waited > timeout_s:
             raise TransportError(f"no record arrived for {timeout_s:g}s before end offset {high}",
                                  topic, partition, position)
     consumer.unassign()

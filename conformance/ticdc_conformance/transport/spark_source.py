@@ -63,38 +63,41 @@ def spark_kafka_conf(echo=None) -> dict[str, str]:
     }
 
 
-def _spark_jvm_running() -> bool:
-    from pyspark import SparkContext
-
-    return SparkContext._gateway is not None
-
-
-def has_kafka_source(spark) -> bool:
-    """Whether the session's JVM can load Spark's Kafka source."""
+def _loads_kafka_source(jvm) -> bool:
     try:
-        loader = spark._jvm.Thread.currentThread().getContextClassLoader()
-        spark._jvm.java.lang.Class.forName("org.apache.spark.sql.kafka010.KafkaSourceProvider", False, loader)
+        loader = jvm.Thread.currentThread().getContextClassLoader()
+        jvm.java.lang.Class.forName("org.apache.spark.sql.kafka010.KafkaSourceProvider", False, loader)
         return True
     except Exception:  # py4j reports the JVM's ClassNotFoundException as a Py4JJavaError
         return False
 
 
+def has_kafka_source(spark) -> bool:
+    """Whether the session's JVM can load Spark's Kafka source."""
+    return _loads_kafka_source(spark._jvm)
+
+
 def enable_kafka_source(echo=None) -> None:
     """Makes the next Spark JVM this process starts carry the Kafka source (PySpark's
     PYSPARK_SUBMIT_ARGS); call it before the first session. Harmless when repeated."""
-    if _spark_jvm_running():
-        from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
-        active = SparkSession.getActiveSession()
-        if active is not None and has_kafka_source(active):
+    if SparkContext._jvm is not None:
+        if _loads_kafka_source(SparkContext._jvm):
             return
         raise TransportError("a Spark JVM without the Kafka source runs in this process already; "
                              "enable the Kafka source before the first Spark session is made")
     args = shlex.split(os.environ.get(SUBMIT_ARGS_ENV, "pyspark-shell"))
-    if "--packages" in args:
-        return
     conf = spark_kafka_conf(echo)
-    extra = ["--packages", conf.pop("spark.jars.packages")]
+    package = conf.pop("spark.jars.packages")
+    if "--packages" in args:  # spark-submit keeps the last --packages only: join the lists
+        at = args.index("--packages") + 1
+        if package in args[at].split(","):
+            return
+        args[at] += f",{package}"
+        extra = []
+    else:
+        extra = ["--packages", package]
     for key, value in conf.items():
         extra += ["--conf", f"{key}={value}"]
     # The application resource ("pyspark-shell") stays last, after the options.
