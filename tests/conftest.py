@@ -24,3 +24,21 @@ def root() -> Path:
 
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="Regenerate golden/ (atomically, as `ticdc-conformance golden --update`) before the tests run.")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not session.config.getoption("--update-golden"):
+        return
+    from ticdc_conformance.checks.golden import render_changes, update
+
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for line in render_changes(update(ROOT / "golden")):
+        if reporter is not None:
+            reporter.write_line(line)
+        else:
+            print(line)

@@ -273,15 +273,12 @@ def golden(mode: str, golden_dir: Path) -> None:
     from .checks import golden as g
 
     if mode == "update":
-        changes = g.update(golden_dir)
-        for kind in ("added", "changed", "removed"):
-            for f in changes[kind]:
-                click.echo(f"{kind:8} {f}")
-        console.print(f"golden corpus updated: {sum(map(len, changes.values()))} file(s) differ from before")
+        for line in g.render_changes(g.update(golden_dir)):
+            click.echo(line)
         return
     diffs = g.check(golden_dir)
     if not diffs:
-        console.print(f"golden corpus {golden_dir} matches the generators")
+        console.print(f"golden corpus {golden_dir} matches the generators ({len(list(g.cases()))} cases)")
         return
     for d in diffs[: g.MAX_DIFFS_SHOWN]:
         click.echo(d.render())
@@ -291,20 +288,52 @@ def golden(mode: str, golden_dir: Path) -> None:
     sys.exit(1)
 
 
+@main.command("differential")
+@_scenario_option
+@_seed_option
+@_tz_option
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/work"),
+              show_default=True, help="Scratch folder for the generated records (one sub-folder per encoding).")
+@click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the verdict as JSON into this folder (differential-<scenario>-seed<N>.json).")
+def differential_cmd(scenario: str, seed: int, time_zone: str, work: Path, report: Path | None) -> None:
+    """Compare every encoding with every other at the fidelity they share; exit 1 on a disagreement
+    (an encoder or decoder bug; docs/checks.md)."""
+    from .checks.cross_encoding import check_encodings_agree
+
+    with console.status(f"{scenario}: generating and decoding every encoding…"):
+        with _changefeed_failure(scenario, seed, "every encoding"):
+            verdict = check_encodings_agree(scenario, seed, work, time_zone=time_zone)
+    click.echo(verdict.render())
+    if report is not None:
+        report.mkdir(parents=True, exist_ok=True)
+        target = report / f"differential-{scenario}-seed{seed}.json"
+        target.write_text(json.dumps(verdict.to_json(), indent=2, ensure_ascii=False) + "\n")
+        console.print(f"report: {target}")
+    sys.exit(0 if verdict.agree else 1)
+
+
+_FIDELITY_TARGETS = {"md": Path("docs/fidelity.md"), "json": Path("reports/fidelity.json")}
+
+
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-@click.option("--write", "write_to", is_flag=False, flag_value="docs/fidelity.md", default=None,
-              type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown page (default docs/fidelity.md).")
-def fidelity(fmt: str, write_to: Path | None) -> None:
-    """Print the fidelity matrix: what each encoding keeps of each TiDB type."""
+@click.option("--write", "write_to", is_flag=False, flag_value="", default=None,
+              help="Write the page instead of printing it (default docs/fidelity.md, with --format json "
+                   "reports/fidelity.json).")
+def fidelity(fmt: str, write_to: str | None) -> None:
+    """Print the fidelity matrix: what each encoding keeps of each TiDB type (docs/fidelity.md)."""
     from .checks.fidelity import matrix
     from .checks.fidelity_doc import render
 
-    if write_to is not None:
-        Path(write_to).write_text(render())
-        console.print(f"wrote {write_to}")
+    text = render() if fmt == "md" else json.dumps(matrix(), indent=2, ensure_ascii=False) + "\n"
+    if write_to is None:
+        click.echo(text, nl=False)
         return
-    click.echo(render() if fmt == "md" else json.dumps(matrix(), indent=2))
+    target = Path(write_to) if write_to else _FIDELITY_TARGETS[fmt]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    console.print(f"wrote {target}")
 
 
 def _bench_variants() -> list[str]:

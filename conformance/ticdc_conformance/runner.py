@@ -22,7 +22,9 @@ from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.sink.config import SinkConfig
 
 from .checks.checkpoints import CheckpointVerdict, check_checkpoints
-from .checks.differential import Finding, TableVerdict, check_final_state
+from .checks.differential import TableVerdict, check_final_state
+from .checks.finding import Finding, RunContext
+from .checks.locate import locate_findings
 from .errors import ConsumerError
 
 CONSUMER_TIMEOUT_S = 1800
@@ -74,7 +76,13 @@ class EncodingResult:
             cmd += f" --consumer {shlex.quote(self.consumer)}"
         return cmd
 
+    @property
+    def context(self) -> RunContext:
+        return RunContext(self.scenario, self.seed, self.replay_command)
+
     def render(self) -> str:
+        """The verdict, then every finding in the shared format of checks/finding.py (rule and
+        quote, table, key, commit ts, record, seed, DeepDiff, replay command)."""
         lines = [f"{self.encoding}: {'conformant' if self.conformant else 'NOT conformant'} "
                  f"(scenario {self.scenario}, seed {self.seed}, consumer {self.consumer})"]
         if self.error:
@@ -82,7 +90,7 @@ class EncodingResult:
         elif self.checkpoints is not None and (not self.checkpoints.checked or not self.conformant):
             lines.append(f"  {self.checkpoint_summary}")
         for f in self.findings:
-            lines.append("  " + f.render())
+            lines.append("\n".join("  " + line for line in f.render(self.context).splitlines()))
         if not self.conformant:
             lines.append(f"  replay: {self.replay_command}")
         return "\n".join(lines)
@@ -94,8 +102,7 @@ class EncodingResult:
             "conformant": self.conformant, "error": self.error, "replay": self.replay_command,
             "checkpoints": self.checkpoints.to_json() if self.checkpoints is not None else None,
             "tables": [{"table": t.table, "expected_rows": t.expected_rows, "actual_rows": t.actual_rows,
-                        "findings": [{"rule": f.rule, "key": f.key, "message": f.message, "diff": f.diff}
-                                     for f in t.findings]} for t in self.tables],
+                        "findings": [f.to_json() for f in t.findings]} for t in self.tables],
         }
 
 
@@ -120,6 +127,15 @@ def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=Non
             raise ConsumerError(f"consumer {consumer!r} exited with {proc.returncode}:\n{tail}")
 
 
+def _locate(result: EncodingResult, case: Path, manifest: dict) -> None:
+    """Gives every finding about a row the commit ts and the record that last wrote it (one pass
+    over the records for all of them)."""
+    holders = list(result.tables) + ([result.checkpoints] if result.checkpoints is not None else [])
+    located = iter(locate_findings([f for h in holders for f in h.findings], case, manifest))
+    for h in holders:
+        h.findings = [next(located) for _ in h.findings]
+
+
 def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: str = "spark",
                  spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
                  config_args: str = "") -> EncodingResult:
@@ -137,6 +153,7 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
         run_consumer(consumer, case, manifest, out, spark)
         result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
         result.checkpoints = check_checkpoints(case / "truth", out, manifest)
+        _locate(result, case, manifest)
     except ConsumerError as e:
         result.error = str(e)
     result.seconds = time.monotonic() - started

@@ -37,7 +37,8 @@ from ticdc_generators.schema_json import table_from_json
 from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_generators.state import TableStates
 
-from .differential import Finding, compare_table, project_truth_row
+from .differential import compare_table, project_truth_row
+from .finding import Finding
 from .selection import consumer_table, selectors, unjudged_columns
 
 Name = tuple[str, str]
@@ -56,8 +57,7 @@ class CheckpointVerdict:
     def to_json(self) -> dict:
         return {"checked": self.checked, "checkpoints": self.checkpoints, "note": self.note,
                 "suppressed_findings": self.suppressed,
-                "findings": [{"rule": f.rule, "table": f.table, "key": f.key, "message": f.message, "diff": f.diff}
-                             for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings]}
 
 
 class ConsumerOutputError(ValueError):
@@ -251,7 +251,8 @@ class _Findings:
         self.per_rule: Counter = Counter()
 
     def add(self, rule: str, table: str, key: Optional[list], message: str, diff: Optional[dict] = None,
-            once: Optional[tuple] = None) -> None:
+            once: Optional[tuple] = None, **where) -> None:
+        """`where`: the Finding's commit_ts, checkpoint, expected and actual, where known."""
         if once is not None:
             if once in self.reported:
                 return
@@ -260,7 +261,7 @@ class _Findings:
         if self.per_rule[rule] > MAX_FINDINGS_PER_RULE:
             self.suppressed += 1
             return
-        self.items.append(Finding(rule, table, key, message, diff or {}))
+        self.items.append(Finding(rule, table, key, message, diff or {}, **where))
 
 
 LOG = "applied.ndjson"  # what a finding about the log as a whole names instead of a table
@@ -312,10 +313,10 @@ class CheckpointCheck:
                 where = _qualified((entry.get("schema", ""), entry.get("table", ""))) if kind == "ddl" else LOG
                 self.findings.add("CONSUMER-DDL-2", where, None, f"{kind} at commit ts {ts} applied after the "
                                   f"{self.last_kind} at {self.last_ts}: a DDL is a barrier, the row events before it "
-                                  "apply before it and those after it after it")
+                                  "apply before it and those after it after it", commit_ts=ts)
             elif ts < self.last_ts:
                 self.findings.add("CONSUMER-ORDER-1", LOG, None, f"{kind} at commit ts {ts} applied after the one at "
-                                  f"{self.last_ts}: changes apply in commit-ts order")
+                                  f"{self.last_ts}: changes apply in commit-ts order", commit_ts=ts)
         self.last_ts, self.last_kind = ts, kind
 
     def run(self) -> CheckpointVerdict:
@@ -364,7 +365,7 @@ class CheckpointCheck:
         prev = self.last_checkpoint
         if prev is not None and w <= prev:
             self.findings.add("CONSUMER-WATERMARK-1", LOG, None, f"checkpoint {w} follows checkpoint {prev}: "
-                              "the global watermark never moves back")
+                              "the global watermark never moves back", checkpoint=w)
             return False
         self.truth.dirty = set()
         while True:
@@ -396,7 +397,7 @@ class CheckpointCheck:
                 return
         self.findings.add("CONSUMER-DDL-1", _qualified((ddl.schema, ddl.table)), None,
                           f"DDL at commit ts {ddl.commit_ts} ({ddl.query}) was never applied, though checkpoint {w} "
-                          "passed it")
+                          "passed it", commit_ts=ddl.commit_ts, checkpoint=w)
 
     def _match_txn(self, ts: int, applied: list[list[dict]], w: int) -> None:
         got: Counter = Counter()
@@ -408,35 +409,39 @@ class CheckpointCheck:
         for (name, key), n in sorted((self.truth.expected - got).items()):
             self.findings.add("CONSUMER-LOSS-1", _qualified(name), _key_list(key),
                               f"{n} row event(s) of the transaction at commit ts {ts} never applied, though "
-                              f"checkpoint {w} passed it")
+                              f"checkpoint {w} passed it", commit_ts=ts, checkpoint=w)
         for (name, key), n in sorted((got - self.truth.expected).items()):
             self.findings.add("CONSUMER-DEDUP-1", _qualified(name), _key_list(key),
                               f"{n} row event(s) applied at commit ts {ts} beyond what upstream committed there "
-                              "(a re-sent event applied twice?)")
+                              "(a re-sent event applied twice?)", commit_ts=ts, checkpoint=w)
 
     def _leftovers(self, w: int, prev: Optional[int], txns: dict[int, list], ddls: Counter) -> None:
         for ts in sorted(txns):
             where, key = self._first_row(txns[ts])
             if ts > w:
                 self.findings.add("CONSUMER-WATERMARK-1", where, key, f"transaction at commit ts {ts} applied before "
-                                  f"checkpoint {w}, which the global watermark had not yet reached")
+                                  f"checkpoint {w}, which the global watermark had not yet reached", commit_ts=ts,
+                                  checkpoint=w)
                 self.early_txns[ts].extend(txns[ts])
             elif prev is not None and ts <= prev:
                 self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied again "
-                                  f"after checkpoint {prev} had passed it (a re-send below the watermark is dropped)")
+                                  f"after checkpoint {prev} had passed it (a re-send below the watermark is dropped)",
+                                  commit_ts=ts, checkpoint=w)
             else:
                 self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied, but "
-                                  "upstream committed none there")
+                                  "upstream committed none there", commit_ts=ts, checkpoint=w)
         for (ts, query), n in sorted(ddls.items()):
             if n <= 0:
                 continue
             if ts > w:
                 self.findings.add("CONSUMER-WATERMARK-1", LOG, None, f"DDL at commit ts {ts} ({query}) applied before "
-                                  f"checkpoint {w}, which the global watermark had not yet reached")
+                                  f"checkpoint {w}, which the global watermark had not yet reached", commit_ts=ts,
+                                  checkpoint=w)
                 self.early_ddls[(ts, query)] += n
             else:
                 self.findings.add("CONSUMER-DDL-1", LOG, None, f"DDL at commit ts {ts} ({query}) applied {n} more "
-                                  "time(s) than upstream ran it (a DDL applies once, whichever partitions carry it)")
+                                  "time(s) than upstream ran it (a DDL applies once, whichever partitions carry it)",
+                                  commit_ts=ts, checkpoint=w)
 
     def _first_row(self, applied: list[list[dict]]) -> tuple[str, Optional[list]]:
         """The tables of an applied transaction and the key of its first row, to name a finding."""
@@ -462,11 +467,12 @@ class CheckpointCheck:
                 self.findings.add("CONSUMER-CHECKPOINT-1", _qualified(name), None,
                                   f"at checkpoint {w} the consumer's table holds {len(actual)} row(s) it should not: "
                                   "the table does not exist upstream then (a DROP or RENAME not applied?)",
-                                  once=("table", name))
+                                  once=("table", name), checkpoint=w)
                 continue
             for f in compare_table(self.truth.view(name), expected, actual):
                 self.findings.add("CONSUMER-CHECKPOINT-1", f.table, f.key, f"at checkpoint {w}: {f.message}", f.diff,
-                                  once=(name, orjson.dumps(f.key) if f.key is not None else f.message))
+                                  once=(name, orjson.dumps(f.key) if f.key is not None else f.message),
+                                  checkpoint=w, expected=f.expected, actual=f.actual)
 
 
 def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict) -> CheckpointVerdict:

@@ -2,16 +2,17 @@
 
 The truth row is first projected onto what a perfect consumer of the protocol can know
 (`protocols/<protocol>/fidelity.py`), then compared key by key. Every finding names the table,
-the row key and, for differing rows, the columns with expected and actual values.
+the row key and, for differing rows, the DeepDiff of expected and actual row (checks/finding.py,
+which also shows it); the runner then adds the commit ts and the record (checks/locate.py).
+The encodings compared with one another are checks/cross_encoding.py.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import orjson
-from deepdiff import DeepDiff
 
 from ticdc_generators.canonical import key_order_token
 from ticdc_generators.model import TableSchema
@@ -19,25 +20,10 @@ from ticdc_generators.schema_json import table_from_json
 
 from ..consumer.output import final_file_name
 from ..protocols import protocol_package
+from .finding import Finding, row_diff
 from .selection import consumer_table, selectors, unjudged_columns
 
 MAX_FINDINGS_PER_TABLE = 20
-
-
-@dataclass(frozen=True)
-class Finding:
-    rule: str  # the consumer rule the difference breaks
-    table: str
-    key: Optional[list]
-    message: str
-    diff: dict = field(default_factory=dict)
-
-    def render(self) -> str:
-        where = f"{self.table} key={orjson.dumps(self.key).decode()}" if self.key is not None else self.table
-        text = f"[{self.rule}] {where}: {self.message}"
-        for path, change in self.diff.items():
-            text += f"\n      {path}: expected {change['expected']!r}, got {change['actual']!r}"
-        return text
 
 
 @dataclass
@@ -90,12 +76,14 @@ def compare_rows_as_multiset(name: str, expected: list[dict], actual: list[dict]
     findings = []
     for k in sorted(e.keys() | a.keys()):
         diff = a.get(k, 0) - e.get(k, 0)
+        row = orjson.loads(k)
         if diff < 0:
             findings.append(Finding("CONSUMER-STATE-1", name, None,
-                                    f"{-diff} row(s) missing from the consumer's table: {k.decode()}"))
+                                    f"{-diff} row(s) missing from the consumer's table: {k.decode()}", expected=row))
         elif diff > 0:
             findings.append(Finding("CONSUMER-STATE-1", name, None,
-                                    f"{diff} row(s) present in the consumer's table but not upstream: {k.decode()}"))
+                                    f"{diff} row(s) present in the consumer's table but not upstream: {k.decode()}",
+                                    actual=row))
     return findings
 
 
@@ -122,28 +110,19 @@ def compare_table(table: TableSchema, expected: list[dict], actual: list[dict]) 
 
     exp, act = index(expected, "expected"), index(actual, "actual")
     for token in sorted(exp.keys() - act.keys()):
-        key, _ = exp[token]
-        findings.append(Finding("CONSUMER-STATE-1", name, key, "row missing from the consumer's table"))
+        key, e = exp[token]
+        findings.append(Finding("CONSUMER-STATE-1", name, key, "row missing from the consumer's table", expected=e))
     for token in sorted(act.keys() - exp.keys()):
-        key, _ = act[token]
+        key, a = act[token]
         findings.append(Finding("CONSUMER-STATE-1", name, key,
-                                "row present in the consumer's table but not upstream (a lost delete?)"))
+                                "row present in the consumer's table but not upstream (a lost delete?)", actual=a))
     for token in sorted(exp.keys() & act.keys()):
         key, e = exp[token]
         _, a = act[token]
         if e == a:
             continue
-        dd = DeepDiff(e, a, verbose_level=2)
-        changes: dict[str, dict] = {}
-        for path, ch in dd.get("values_changed", {}).items():
-            changes[path] = {"expected": ch["old_value"], "actual": ch["new_value"]}
-        for path, ch in dd.get("type_changes", {}).items():
-            changes[path] = {"expected": ch["old_value"], "actual": ch["new_value"]}
-        for path, v in dd.get("dictionary_item_removed", {}).items():
-            changes[path] = {"expected": v, "actual": "<absent>"}
-        for path, v in dd.get("dictionary_item_added", {}).items():
-            changes[path] = {"expected": "<absent>", "actual": v}
-        findings.append(Finding("CONSUMER-STATE-1", name, key, "row differs from upstream", changes))
+        findings.append(Finding("CONSUMER-STATE-1", name, key, "row differs from upstream", row_diff(e, a),
+                                expected=e, actual=a))
     return findings
 
 

@@ -33,8 +33,12 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("CONSUMER-CHECKPOINT-1", "CONSUMER-DDL-1", "CONSUMER-DDL-2", "CONSUMER-DEDUP-1", "CONSUMER-LOSS-1",
       "CONSUMER-ORDER-1", "CONSUMER-WATERMARK-1"),
      "a consumer's applied log and its tables at every checkpoint it recorded, against the ground truth"),
+    ("differential.cross-encoding", f"{_C}.cross_encoding:check_encodings_agree",
+     ("CANAL-DML-1", "DBZ-MESSAGE-2", "OPEN-EVENTS-1", "SIMPLE-DML-2"),
+     "the five encodings of one history, decoded and lowered to the fidelity they share, carry the same "
+     "row events (per type, the protocols' type rules apply as in the fidelity entries)"),
     ("golden.corpus", f"{_C}.golden:check",
-     ("CONSUMER-STATE-1",),
+     ("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1", "CONSUMER-DDL-1", "CONSUMER-ORDER-1"),
      "each golden case's expected/final tables are the state CONSUMER-STATE-1 demands of a consumer "
      "reading the case's records; the check proves the corpus still matches the generators"),
     ("fidelity.open-protocol", f"{_P}.open_protocol.fidelity:project_value",

@@ -95,3 +95,30 @@ def describe_event_fidelity(options: Mapping[str, Any] | None) -> dict[str, tupl
                                          "completes it from the upstream snapshot at commitTs (new row) and "
                                          "commitTs - 1 (old row) through its snapshot-lookup")
     return out
+
+
+# The catalogue rule that says how a row event travels, and which says how a type's value does
+# (spec 003, sqlType tables): named by findings of the cross-encoding differential check.
+ROW_RULE = "CANAL-DML-1"
+_TYPE_RULES = {
+    "float": "CANAL-SQLTYPE-2", "double": "CANAL-SQLTYPE-2", "decimal": "CANAL-SQLTYPE-2",
+    "char": "CANAL-SQLTYPE-3", "varchar": "CANAL-SQLTYPE-3",
+    "tinytext": "CANAL-SQLTYPE-4", "text": "CANAL-SQLTYPE-4", "mediumtext": "CANAL-SQLTYPE-4",
+    "longtext": "CANAL-SQLTYPE-4", "date": "CANAL-SQLTYPE-6", "datetime": "CANAL-SQLTYPE-6",
+    "timestamp": "CANAL-SQLTYPE-6", "time": "CANAL-SQLTYPE-6", "year": "CANAL-SQLTYPE-6",
+    "enum": "CANAL-SQLTYPE-7", "set": "CANAL-SQLTYPE-7", "bit": "CANAL-SQLTYPE-7", "json": "CANAL-SQLTYPE-7",
+    "tinyint": "CANAL-SQLTYPE-8", "smallint": "CANAL-SQLTYPE-9", "mediumint": "CANAL-SQLTYPE-10",
+    "int": "CANAL-SQLTYPE-11", "bigint": "CANAL-SQLTYPE-12",
+}
+
+
+def type_rule(t: TiDBType) -> str:
+    return "CANAL-BINARY-1" if t.is_binary else _TYPE_RULES[t.base]
+
+
+def lower_value(t: TiDBType, value: Any, options: Mapping[str, Any] | None) -> Any:
+    """`value` at this configuration's fidelity, from any fidelity at least as fine here:
+    idempotent, and a member index or bitmask another encoding gave stays."""
+    if value is None or (t.base in ("enum", "set") and isinstance(value, int)):
+        return value
+    return project_value(t, value, options)

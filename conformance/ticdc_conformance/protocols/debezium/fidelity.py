@@ -3,8 +3,9 @@
 project_value(t, v, options) = what DebeziumDecoder outputs for a message TiCDC encoded from v:
 the TiCDC encoding (wire.py) followed by the decoder's own value decoding (values.py), so the
 two cannot drift apart. describe_fidelity classifies the type: "exact" when the projection is
-the identity for every value TiDB stores in strict SQL mode, "lossy" otherwise; Debezium
-carries every column, so nothing is "absent".
+the identity for every value TiDB can store (permissive sql_modes and every upstream time zone
+included: tests/unit/test_fidelity_roundtrip.py holds each class against the encoder and the
+decoder), "lossy" otherwise; Debezium carries every column, so nothing is "absent".
 """
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ from .wire import spec_or_none, wire_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
 _BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
+# What a consumer without the schema makes of a float64 on the wire: the JSON number as printed.
+_RAW_NUMBER = ("without the schema (debezium-disable-schema) the JSON number is all a consumer has: Go prints "
+               "an integral float64 without a fraction, its shortest digits padded with zeros "
+               "(9.223372036854776e18 arrives as the integer 9223372036854776000)")
 
 
 def project_value(t: TiDBType, value: Any, options: Optional[dict] = None) -> Any:
@@ -56,10 +61,12 @@ def describe_fidelity(t: TiDBType, options: Optional[dict] = None) -> tuple[str,
         return ("lossy", "FLOAT travels as the shortest float32 digits (spec 000: TiCDC does not widen FLOAT "
                          "like Debezium); a consumer reads that decimal, not the float32 bit pattern")
     if base == "double":
-        return ("exact", "DOUBLE travels as shortest round-trip float64 digits (spec 000, Data type mapping)")
+        if schema:
+            return ("exact", "DOUBLE travels as shortest round-trip float64 digits (spec 000, Data type mapping)")
+        return ("lossy", _RAW_NUMBER)
     if base == "decimal":
         return ("lossy", "spec 000: 'For the Decimal data type ... TiCDC uses the float64 type to represent it'; "
-                         "scale and digits beyond float64 precision are lost")
+                         "scale and digits beyond float64 precision are lost" + ("" if schema else "; " + _RAW_NUMBER))
     if base in _TEXT_LIKE:
         return ("exact", "strings, ENUM/SET names and JSON text travel as JSON strings (spec 000, Data type mapping)")
     if base in _BINARY:
@@ -87,11 +94,44 @@ def describe_fidelity(t: TiDBType, options: Optional[dict] = None) -> tuple[str,
                          f"carried, so {digits} fraction digits are printed; years below 100 are shifted and zero "
                          "dates become null (TiCDC codec.go)")
     if base == "timestamp":
-        return ("exact", "io.debezium.time.ZonedTimestamp in UTC with exactly fsp fraction digits (TiCDC "
-                         f"codec.go), printed back in the upstream time zone {opts.time_zone_name}")
+        return ("lossy", "io.debezium.time.ZonedTimestamp in UTC with exactly fsp fraction digits, printed back "
+                         "in the upstream time zone; but TiCDC codec.go compares the value's wall clock in the "
+                         "changefeed time zone with types.MinTimestamp and sends anything below "
+                         "1970-01-01 00:00:01 as 1970-01-01T00:00:00Z: the zero TIMESTAMP, and in a zone behind "
+                         "UTC the first hours of 1970")
     if base == "time":
         if t.fsp == 6:
             return ("exact", "TIME(6) travels as io.debezium.time.MicroTime, microseconds")
         return ("lossy", "TIME travels as io.debezium.time.MicroTime; the fsp is not carried, so 6 fraction "
                          "digits are printed")
     raise ValueError(f"no Debezium mapping for {t.base}")
+
+
+# The catalogue rule that says how a row event travels, and which says how a type's value does
+# (spec 000, "Data type mapping"): named by findings of the cross-encoding differential check.
+ROW_RULE = "DBZ-MESSAGE-2"
+
+
+def type_rule(t: TiDBType) -> str:
+    if t.base == "decimal":
+        return "DBZ-TYPEMAP-4"
+    if t.base == "float":
+        return "DBZ-TYPEMAP-7"
+    if t.is_binary or t.is_text:
+        return "DBZ-TYPEMAP-3"
+    if t.base == "bigint" and t.unsigned:
+        return "DBZ-EXTENSION-2"  # tidb_type 'bigint unsigned' is what undoes the int64 wrap
+    return "DBZ-TYPEMAP-1"
+
+
+def lower_column(column: Column, value: Any, options: Optional[dict] = None) -> Any:
+    """A column's value at Debezium's fidelity, from any fidelity at least as fine: NULL becomes
+    the DEFAULT as project_column does, a type this configuration keeps exactly stays as it is
+    (an ENUM's member index another encoding gave included), and a lossy one goes through the
+    projection, which is idempotent on its own output (a float for a DECIMAL, a shifted year,
+    padded fraction digits, the epoch for a TIMESTAMP below the smallest)."""
+    if value is None:
+        return project_column(column, None, options)
+    if describe_fidelity(column.type, options)[0] == "exact":
+        return value
+    return project_value(column.type, value, options)

@@ -8,6 +8,7 @@ Values are the canonical JSON form (ticdc_generators.canonical.value_to_json).
 from __future__ import annotations
 
 import base64
+from decimal import Decimal
 from typing import Any, Optional
 
 from ticdc_generators.types import TiDBType
@@ -75,11 +76,17 @@ def _plain_type(t: TiDBType) -> str:
 def go_json_float(value: float, bits: int) -> Any:
     """The number a JSON parser reads back from Go's shortest float printing (jsoniter
     WriteFloat32/WriteFloat64: strconv 'f' format, -1 precision, 'e' from 1e21 up): integral
-    values come out without a fraction and parse as integers."""
+    values come out without a fraction, as the shortest digits padded with zeros
+    (1.059648641111153e18 prints 1059648641111153000), and parse as that integer, within 64 bits:
+    a parser with 64-bit integers (orjson, which the decoder uses) reads a longer one as a double."""
     if bits == 32:
         value = float32_as_read(value)
-    if value == 0 or (1e-6 <= abs(value) < 1e21 and value.is_integer()):
-        return int(value)
+    if value == 0:
+        return 0
+    if 1e-6 <= abs(value) < 1e21 and value.is_integer():
+        printed = int(Decimal(repr(value)))  # repr: the shortest digits that read back, as Go's -1 precision
+        if -2**63 <= printed < 2**64:
+            return printed
     return value
 
 

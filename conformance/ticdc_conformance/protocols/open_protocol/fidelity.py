@@ -63,3 +63,29 @@ def _family(t: TiDBType) -> str:
     if t.base in ("date", "datetime", "timestamp", "time"):
         return "temporal"
     return t.base  # year, bit, json
+
+
+# The catalogue rule that says how a row event travels, and which says how a type's value does
+# (spec 002, "Column type code"): named by findings of the cross-encoding differential check.
+ROW_RULE = "OPEN-EVENTS-1"
+_TYPE_RULES = {
+    "tinyint": "OPEN-TYPECODE-1", "smallint": "OPEN-TYPECODE-1", "int": "OPEN-TYPECODE-1",
+    "float": "OPEN-TYPECODE-2", "double": "OPEN-TYPECODE-2", "timestamp": "OPEN-TYPECODE-4",
+    "bigint": "OPEN-TYPECODE-5", "mediumint": "OPEN-TYPECODE-5",
+    "date": "OPEN-TYPECODE-6", "time": "OPEN-TYPECODE-6", "datetime": "OPEN-TYPECODE-6", "year": "OPEN-TYPECODE-6",
+    "varchar": "OPEN-TYPECODE-7", "varbinary": "OPEN-TYPECODE-7", "bit": "OPEN-TYPECODE-8",
+    "json": "OPEN-TYPECODE-9", "decimal": "OPEN-TYPECODE-9", "enum": "OPEN-TYPECODE-10", "set": "OPEN-TYPECODE-10",
+    "char": "OPEN-TYPECODE-12", "binary": "OPEN-TYPECODE-12",
+}
+
+
+def type_rule(t: TiDBType) -> str:
+    return _TYPE_RULES.get(t.base, "OPEN-TYPECODE-11")  # the TEXT and BLOB sizes
+
+
+def lower_value(t: TiDBType, value: Any, options: Mapping[str, Any]) -> Any:
+    """`value` at this protocol's fidelity, from any fidelity at least as coarse elsewhere and at
+    least as fine here: idempotent, and a member index or bitmask another encoding gave stays."""
+    if value is None or (t.base in ("enum", "set") and isinstance(value, int)):
+        return value
+    return project_value(t, value, options)

@@ -56,4 +56,37 @@ def project_value(t: TiDBType, value: Any, options: dict) -> Any:
 
 
 def describe_fidelity(t: TiDBType, options: dict) -> tuple[str, str]:
+    """The class and its reason; `options` may carry the matrix's "version-profile" (the decoders
+    read both generations, so only the wording depends on it)."""
+    if t.base == "bit" and options.get("encoding-format") == "avro":
+        # TiCDC pkg/sink/codec/simple/message.go writes the uint64 with strconv.FormatUint into an Avro
+        # string; tiflow's encoder wrote it into an Avro long (docs/version-profiles.md).
+        if options.get("version-profile") == "tiflow":
+            return ("exact", "spec 004 mysqlType table: bit is its uint64 value; the classic generation writes an "
+                             "Avro long (int64(v), undone for BIT(64) from the column's width)")
+        return ("exact", "spec 004 mysqlType table: bit is its uint64 value, which new TiCDC writes as an Avro "
+                         "string of decimal digits")
     return _WHY[_family(t)]
+
+
+# The catalogue rule that says how a row event travels, and which says how a type's value does
+# (spec 004, mysqlType table): named by findings of the cross-encoding differential check.
+ROW_RULE = "SIMPLE-DML-2"
+
+
+def type_rule(t: TiDBType) -> str:
+    if t.is_integer:
+        return "SIMPLE-MYSQLTYPE-3" if t.base == "bigint" and t.unsigned else "SIMPLE-MYSQLTYPE-2"
+    if t.base in ("float", "double", "decimal"):
+        return "SIMPLE-MYSQLTYPE-4"
+    if t.is_text or t.is_binary:
+        return "SIMPLE-MYSQLTYPE-5"
+    if t.base in ("date", "datetime", "timestamp", "time"):
+        return "SIMPLE-MYSQLTYPE-6"
+    return "SIMPLE-MYSQLTYPE-7"  # year, enum, set, bit, json
+
+
+def lower_value(t: TiDBType, value: Any, options: dict) -> Any:
+    """`value` at Simple's fidelity, from any fidelity at least as fine: idempotent (only FLOAT
+    loses anything, and a float32 stays itself)."""
+    return project_value(t, value, options)

@@ -1,0 +1,125 @@
+"""A finding of the run, differential and checkpoint checks, and the one way it is shown.
+
+Every finding names the rule it breaks (its id and the first line the catalogue quotes for it),
+the table, the row key, the commit ts, the record that last wrote the row (topic/partition@offset,
+where known), and, for a row that differs, the minimal difference between the expected and the
+actual row as DeepDiff computes it. Shown with its run's context (`RunContext`), it also names the
+seed and the command that replays the case, so a failure read in a CI log can be reproduced as is.
+docs/checks.md describes the format.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Optional
+
+import orjson
+from deepdiff import DeepDiff
+
+ABSENT_TEXT = "<absent>"
+QUOTE_CHARS = 160
+# Rules the suite itself states for a consumer's output (docs/consumer-rules.md); the specs say
+# nothing of these files, so the catalogue cannot quote them.
+SUITE_RULES = {
+    "CONSUMER-OUTPUT-1": ("docs/consumer-protocol.md, Output",
+                          "applied.ndjson and states/ follow the documented form; a state line spans checkpoints "
+                          "of the applied log"),
+}
+
+
+def row_diff(expected: dict, actual: dict) -> dict[str, dict[str, Any]]:
+    """The minimal difference of two rows, path -> {"expected", "actual"}, as DeepDiff finds it
+    (a changed value, a value of another type, a column only one side has)."""
+    dd = DeepDiff(expected, actual, verbose_level=2)
+    changes: dict[str, dict[str, Any]] = {}
+    for kind in ("values_changed", "type_changes"):
+        for path, ch in dd.get(kind, {}).items():
+            changes[path] = {"expected": ch["old_value"], "actual": ch["new_value"]}
+    for path, v in dd.get("dictionary_item_removed", {}).items():
+        changes[path] = {"expected": v, "actual": ABSENT_TEXT}
+    for path, v in dd.get("dictionary_item_added", {}).items():
+        changes[path] = {"expected": ABSENT_TEXT, "actual": v}
+    return dict(sorted(changes.items()))
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str  # the rule the difference breaks (catalogue id)
+    table: str
+    key: Optional[list]  # the row's handle-key values, None for a table-wide finding
+    message: str
+    diff: dict = field(default_factory=dict)  # row_diff(expected, actual) of a row that differs
+    commit_ts: Optional[int] = None  # of the event at fault, or of the last change to the row
+    record: Optional[str] = None  # topic/partition@offset of the record that last wrote the row
+    checkpoint: Optional[int] = None  # the checkpoint whose tables were compared
+    expected: Optional[dict] = None  # the row upstream (projected), when there is one
+    actual: Optional[dict] = None  # the consumer's row, when there is one
+
+    def located(self, commit_ts: Optional[int], record: Optional[str]) -> "Finding":
+        return replace(self, commit_ts=self.commit_ts if self.commit_ts is not None else commit_ts,
+                       record=self.record or record)
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None and v != {}} | {"rule_quote": rule_quote(self.rule)}
+
+    def render(self, context: Optional["RunContext"] = None) -> str:
+        return render_finding(self, context)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a finding's run adds to it: the seed and the command that replays the case."""
+
+    scenario: str
+    seed: int
+    replay: str
+
+
+@lru_cache(maxsize=256)
+def rule_quote(rule_id: str) -> str:
+    """`ID (level, source): "first line of the quote"`, or where the suite states the rule."""
+    if rule_id in SUITE_RULES:
+        where, text = SUITE_RULES[rule_id]
+        return f'{rule_id} ({where}): "{text}"'
+    from ..rules import default_catalogue
+
+    catalogue = default_catalogue()
+    ids = [r for r in rule_id.split(" / ") if r in catalogue]
+    if not ids:
+        return f"{rule_id} (not in the rule catalogue)"
+    parts = []
+    for rid in ids:
+        r = catalogue.get(rid)
+        quote = r.first_line if len(r.first_line) <= QUOTE_CHARS else r.first_line[: QUOTE_CHARS - 1] + "…"
+        parts.append(f'{rid} ({r.level}, {r.source}): "{quote}"')
+    return "; ".join(parts)
+
+
+def _json(v: Any) -> str:
+    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _value(v: Any) -> str:
+    return v if v == ABSENT_TEXT else _json(v)
+
+
+def render_finding(f: Finding, context: Optional[RunContext] = None) -> str:
+    where = f"{f.table} key={_json(f.key)}" if f.key is not None else f.table
+    lines = [f"[{f.rule}] {where}: {f.message}", f"    rule: {rule_quote(f.rule)}"]
+    at = [f"commit ts {f.commit_ts}" if f.commit_ts is not None else "commit ts unknown"]
+    if f.checkpoint is not None:
+        at.append(f"checkpoint {f.checkpoint}")
+    at.append(f"record {f.record}" if f.record else "record unknown")
+    if context is not None:
+        at.append(f"seed {context.seed}")
+    lines.append("    at: " + ", ".join(at))
+    if f.diff:
+        lines.append("    deepdiff (expected -> actual):")
+        lines += [f"      {path}: {_value(c['expected'])} -> {_value(c['actual'])}" for path, c in f.diff.items()]
+    elif f.expected is not None and f.actual is None:
+        lines.append(f"    expected row: {_json(f.expected)}; the consumer has none")
+    elif f.actual is not None and f.expected is None:
+        lines.append(f"    actual row: {_json(f.actual)}; upstream has none")
+    if context is not None:
+        lines.append(f"    replay: {context.replay}")
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""Findings name everything a reader needs to act on them: the rule (id and quote), the table, the
+key, the commit ts, the record that last wrote the row, the seed, a DeepDiff of expected vs actual
+row and the replay command; the deliberately broken consumers of tests/consumers/ are the cases."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+
+from ticdc_conformance.checks.differential import check_final_state
+from ticdc_conformance.checks.finding import Finding, RunContext, row_diff, rule_quote
+from ticdc_conformance.checks.locate import decoded_rows, locate_findings
+from ticdc_conformance.rules import default_catalogue
+from ticdc_conformance.runner import run_encoding
+from ticdc_generators.pipeline import config_for
+
+from ..conftest import ROOT
+
+
+def consumer(name: str) -> str:
+    return f"{sys.executable} {ROOT / 'tests' / 'consumers' / f'{name}.py'}"
+
+
+def quote_start(rule: str) -> str:
+    return default_catalogue().get(rule).first_line[:40]
+
+
+def _events_at(case, record: str) -> list[dict]:
+    topic_partition, offset = record.split(" ")[0].rsplit("@", 1)
+    topic, partition = topic_partition.rsplit("/", 1)
+    manifest = json.loads((case / "manifest.json").read_text())
+    return [ev for ev in decoded_rows(case, manifest)
+            if (ev["topic"], ev["partition"], ev["offset"]) == (topic, int(partition), int(offset))]
+
+
+@pytest.fixture(scope="module")
+def lost_deletes(tmp_path_factory):
+    work = tmp_path_factory.mktemp("findings")
+    return run_encoding("smoke", 1, "canal-json", work, consumer=consumer("ignores_deletes")), work / "smoke" / "canal-json"
+
+
+def test_a_lost_delete_names_rule_table_key_commit_ts_record_seed_and_replay(lost_deletes):
+    result, case = lost_deletes
+    final = [f for t in result.tables for f in t.findings if "a lost delete?" in f.message]
+    assert final, result.render()
+    f = final[0]
+    text = f.render(result.context)
+    assert text.startswith(f"[CONSUMER-STATE-1] {f.table} key={json.dumps(f.key, ensure_ascii=False)}:")
+    assert 'CONSUMER-STATE-1 (required, ' in text and quote_start("CONSUMER-STATE-1") in text
+    assert re.search(rf"at: commit ts {f.commit_ts}, record ticdc-smoke/\d+@\d+, seed 1", text), text
+    assert "actual row: {" in text and "upstream has none" in text
+    assert text.rstrip().endswith("replay: ticdc-conformance run --scenario smoke --seed 1 --protocol canal-json "
+                                  f"--consumer '{consumer('ignores_deletes')}'")
+    # The record named is the DELETE the consumer ignored: the last write of the row, at that commit ts.
+    [ev] = [e for e in _events_at(case, f.record) if e["op"] == "delete"]
+    assert ev["commit_ts"] == f.commit_ts and [ev["before"][c] for c in ("code", "id") if c in ev["before"]] == f.key
+
+
+def test_every_finding_of_the_run_is_rendered_with_its_context(lost_deletes):
+    result, _ = lost_deletes
+    text = result.render()
+    blocks = [b for b in text.split("\n  [")[1:]]
+    assert len(blocks) == len(result.findings)
+    for block in blocks:
+        assert "    rule: CONSUMER-" in block and ", seed 1" in block and "replay: ticdc-conformance run" in block
+    summary = result.to_json()
+    located = [f for t in summary["tables"] for f in t["findings"]]
+    assert located and all("commit_ts" in f and "record" in f and f["rule_quote"].startswith(f["rule"])
+                           for f in located)
+
+
+def test_a_differing_row_shows_the_deepdiff_of_expected_and_actual(tmp_path):
+    result = run_encoding("smoke", 1, "simple-json", tmp_path, consumer="local")
+    assert result.conformant, result.render()
+    case = tmp_path / "smoke" / "simple-json"
+    path = case / "consumer" / "final" / "smoke.orders.ndjson"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    before = rows[0]["note"]
+    rows[0]["note"] = "tampered"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((case / "manifest.json").read_text())
+    [verdict] = [v for v in check_final_state(case / "truth", case / "consumer", "simple", manifest["sink"])
+                 if v.table == "smoke.orders"]
+    [f] = locate_findings(verdict.findings, case, manifest)
+    assert f.diff == {"root['note']": {"expected": before, "actual": "tampered"}}
+    text = f.render(RunContext("smoke", 1, "ticdc-conformance run --scenario smoke --seed 1 --protocol simple-json"))
+    assert f"root['note']: {json.dumps(before, ensure_ascii=False)} -> \"tampered\"" in text
+    assert f.key == [rows[0]["id"]] and f.commit_ts is not None and re.fullmatch(r"ticdc-smoke/\d+@\d+.*", f.record)
+    assert [e for e in _events_at(case, f.record) if e["after"] and e["after"]["id"] == rows[0]["id"]]
+
+
+def test_checkpoint_findings_name_commit_ts_checkpoint_and_records(tmp_path):
+    result = run_encoding("replays", 1, "open-protocol", tmp_path, consumer=consumer("reapplies_replays"))
+    dedup = [f for f in result.checkpoints.findings if f.rule == "CONSUMER-DEDUP-1"]
+    assert dedup, result.render()
+    f = dedup[0]
+    assert f.commit_ts is not None and f.checkpoint is not None and f.key is not None
+    text = f.render(result.context)
+    assert f"commit ts {f.commit_ts}, checkpoint {f.checkpoint}, record ticdc-replays" in text
+    assert "re-sent at ticdc-replays" in f.record  # the copies the consumer applied twice
+    assert quote_start("CONSUMER-DEDUP-1") in text and ", seed 1" in text
+    assert "replay: ticdc-conformance run --scenario replays --seed 1 --protocol open-protocol" in text
+
+
+def test_without_commit_ts_in_the_stream_the_commit_ts_comes_from_upstream(tmp_path):
+    config = config_for("smoke", "canal-json", enable_tidb_extension=False)
+    result = run_encoding("smoke", 1, "canal-json", tmp_path, consumer=consumer("ignores_deletes"), config=config)
+    final = [f for t in result.tables for f in t.findings if f.key is not None]
+    assert final, result.render()
+    history = [json.loads(line) for line in
+               (tmp_path / "smoke" / "canal-json" / "truth" / "history.ndjson").read_text().splitlines()]
+    key_of = {"smoke.customers": "code", "smoke.orders": "id"}
+    # The row left its key at that commit ts upstream: a DELETE, or an UPDATE that changed the key.
+    gone = {(ch["table"], ch["before"][key_of[ch["table"]]], e["commit_ts"]) for e in history if e["kind"] == "txn"
+            for ch in e["changes"] if ch["before"] is not None
+            and (ch["after"] is None or ch["after"][key_of[ch["table"]]] != ch["before"][key_of[ch["table"]]])}
+    lost = [f for f in final if "a lost delete?" in f.message]
+    assert lost and all((f.table, f.key[0], f.commit_ts) in gone and f.record for f in lost)
+
+
+def test_rules_outside_the_spec_catalogue_are_quoted_from_the_suite():
+    assert rule_quote("CONSUMER-OUTPUT-1").startswith("CONSUMER-OUTPUT-1 (docs/consumer-protocol.md, Output)")
+    assert "(not in the rule catalogue)" in rule_quote("NO-SUCH-1")
+    both = rule_quote("OPEN-TYPECODE-10 / DBZ-TYPEMAP-4")
+    assert both.index("OPEN-TYPECODE-10 (required") < both.index("; DBZ-TYPEMAP-4 (required")
+
+
+def test_row_diff_is_minimal():
+    assert row_diff({"a": 1, "b": "x", "c": None}, {"a": 1, "b": "y", "d": 2}) == {
+        "root['b']": {"expected": "x", "actual": "y"},
+        "root['c']": {"expected": None, "actual": "<absent>"},
+        "root['d']": {"expected": "<absent>", "actual": 2},
+    }
+    f = Finding("CONSUMER-STATE-1", "s.t", [1], "row differs from upstream", row_diff({"a": 1}, {"a": 1.5}))
+    assert "root['a']: 1 -> 1.5" in f.render() and "commit ts unknown" in f.render()
