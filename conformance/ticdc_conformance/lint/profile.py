@@ -58,9 +58,10 @@ STREAM_RULES: dict[str, StreamRules] = {
 
 # Rules the stream checks enforce beyond the ones named above: other statements of the same
 # guarantee (the spec's examples, the Japanese Debezium edition, the note that a resolved event
-# covers DDL too), registered with the checks that enforce them.
+# covers DDL too, OPEN-WATERMARK-1's "before which the Event received is complete"), registered with
+# the checks that enforce them.
 ORDER_RULES = ("OPEN-ORDER-1", "OPEN-ORDER-2", "SIMPLE-ORDER-2")
-WATERMARK_RULES = ("OPEN-WATERMARK-2", "OPEN-WATERMARK-4", "CANAL-WATERMARK-3", "DBZ-WATERMARK-1",
+WATERMARK_RULES = ("OPEN-WATERMARK-1", "OPEN-WATERMARK-2", "OPEN-WATERMARK-4", "CANAL-WATERMARK-3", "DBZ-WATERMARK-1",
                    "DBZ-WATERMARK-5", "SIMPLE-WATERMARK-1")
 DISPATCH_RULES = ("OPEN-DISPATCH-1", "OPEN-DISPATCH-2", "SIMPLE-DISPATCH-1")
 BROADCAST_RULES = ("OPEN-BROADCAST-1", "OPEN-BROADCAST-2", "OPEN-BROADCAST-3", "DBZ-BROADCAST-1",

@@ -161,6 +161,38 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("SIMPLE-SCHEMACACHE-4", "SIMPLE-BOOTSTRAP-13"),
      "DML before its schema waits; a partition still without the schema after send-bootstrap-in-msg-count "
      "(10000) waiting messages is rejected"),
+    ("decoder.debezium.dml-after", f"{_P}.debezium.decoder:DebeziumDecoder._row",
+     ("DBZ-DML-1",),
+     "an insert or update carries the row after the change ('after' object); a delete carries none"),
+    ("decoder.debezium.stateless", f"{_P}.debezium.decoder:DebeziumDecoder.decode",
+     ("DBZ-EVENTS-2",),
+     "each Debezium record decodes on its own, so a stream of row events only, without DDL or "
+     "WATERMARK events (TiCDC before v9.0.0), is read in full"),
+    ("decoder.open-protocol.spec-format", f"{_P}.open_protocol.decoder:OpenProtocolDecoder.decode",
+     ("OPEN-PARSING-1",),
+     "the consumer-side parser of spec 002's format (TiCDC ships none): it reads the spec's events "
+     "and refuses an event kind or type code the spec does not define"),
+    ("decoder.simple.bootstrap-schema", f"{_P}.simple.wire_json:parse_json",
+     ("SIMPLE-BOOTSTRAP-5", "SIMPLE-BOOTSTRAP-12"),
+     "a BOOTSTRAP message carries the tableSchema of its table; one without it is rejected"),
+    ("decoder.simple.schema-cache", f"{_P}.simple.decoder:SimpleDecoder._remember",
+     ("SIMPLE-SCHEMACACHE-1", "SIMPLE-SCHEMACACHE-3"),
+     "the tableSchema of each BOOTSTRAP and DDL is cached by (database, table, version); a DML before "
+     "its schema waits, and read from the start every DML finds its schema at once"),
+    ("consumer.local.dedup-below-watermark", "ticdc_conformance.consumer.local:LocalConsumer.on_row",
+     ("CONSUMER-DEDUP-2",),
+     "a row event at or below the watermark already applied is a re-send and is dropped; a re-sent event "
+     "never applied is kept"),
+    ("decoder.canal-json.kind-by-fields", f"{_P}.canal_json.decoder:CanalJSONDecoder._decode",
+     ("CANAL-KIND-3",),
+     "every record is parsed as the one Canal-JSON object and its event told apart by isDdl and type, "
+     "whatever its topic or partition"),
+    ("decoder.canal-json.bare-mysqltype", f"{_P}.canal_json.mysql_type:parse_mysql_type",
+     ("CANAL-MYSQLTYPE-5",),
+     "a bare mysqlType (no length, scale or members) is read as fully as a parameterised one"),
+    ("decoder.simple.mysqltype-table", f"{_P}.simple.table:table_from_wire",
+     ("SIMPLE-MYSQLTYPE-1",),
+     "a tableSchema column's mysqlType is one of spec 004's mysqlType table; values are read by it"),
 )
 
 

@@ -34,6 +34,7 @@ class Readers:
             self._bootstraps = (settings.option_int("send-bootstrap-interval-in-sec", 120) > 0
                                 and settings.option_int("send-bootstrap-in-msg-count", 10000) > 0)
             self._to_all = settings.option_bool("send-bootstrap-to-all-partition", True)
+            self._msg_count = settings.option_int("send-bootstrap-in-msg-count", 10000)
         try:
             self._new("")  # options a decoder refuses fail here, before any record is read
         except ValueError as e:
@@ -43,10 +44,10 @@ class Readers:
         key = (record.topic, record.partition)
         reader = self._readers.get(key)
         if reader is None:
-            reader = self._readers[key] = self._new(record.topic)
+            reader = self._readers[key] = self._new(record.topic, record.partition)
         return reader
 
-    def _new(self, topic: str) -> Reader:
+    def _new(self, topic: str, partition: int = 0) -> Reader:
         options, protocol = self.settings.options, self.settings.protocol
         if protocol == "open-protocol":
             return OpenProtocolReader(options, self._decode_rule)
@@ -55,4 +56,5 @@ class Readers:
         if protocol == "debezium":
             return DebeziumReader(options)
         schemas = self._topic_schemas.setdefault(topic, SimpleSchemas()) if not self._to_all else SimpleSchemas()
-        return SimpleReader(options, schemas, self._decode_rule, self._bootstraps)
+        return SimpleReader(options, schemas, self._decode_rule, self._bootstraps, partition, self._to_all,
+                            self._msg_count)

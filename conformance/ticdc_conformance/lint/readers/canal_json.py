@@ -7,6 +7,12 @@
 - each sqlType is the java.sql.Types code spec 003's tables give the mysqlType, unsigned integers
   promoted by the value of the row TiCDC computed it from, the first of `data` (TiCDC
   pkg/sink/codec/canal/helper.go). The finding names the table row that defines the code.
+- without content-compatible a mysqlType is TiDB's lower-case bare name, as spec 003's example of
+  TiCDC's output (CANAL-MYSQLTYPE-3); with it, the types the official Canal writes with parameters
+  carry them (CANAL-MYSQLTYPE-4);
+- each binary value's raw JSON text escapes its bytes as spec 003's table says (canal_binary.py).
+Every message's fields, watermark shape and TiDB extension: canal_fields.py; an UPDATE's old:
+canal_update.py.
 """
 from __future__ import annotations
 
@@ -25,6 +31,9 @@ from ...protocols.common import Malformed, json_object
 from ...protocols.compression import decompress
 from ...rules import checks_rules
 from .base import Problem, Read, decode, rejected
+from .canal_binary import check_binary_text, raw_values
+from .canal_fields import check_common_fields, check_extension, check_times, check_watermark
+from .canal_update import check_update_old
 
 # Which table of spec 003 lists each MySQL type's Java SQL type code.
 _SQLTYPE_RULES = {
@@ -37,8 +46,13 @@ _SQLTYPE_RULES = {
     "tinyint": "CANAL-SQLTYPE-8", "smallint": "CANAL-SQLTYPE-9", "mediumint": "CANAL-SQLTYPE-10",
     "int": "CANAL-SQLTYPE-11", "bigint": "CANAL-SQLTYPE-12",
 }
+# Types the official Canal (and content-compatible mode) writes with their length, scale or members,
+# as spec 003's mysqlType example shows them: binary(16), decimal(10, 4), enum('a','b','c') ...
+_PARAMETERISED = {"char", "varchar", "binary", "varbinary", "decimal", "bit"}
+_MEMBERS = {"enum", "set"}
 COLUMN_RULES = ("CANAL-SQLTYPE-1", *dict.fromkeys(_SQLTYPE_RULES.values()), "CANAL-SQLTYPE-13",
-                "CANAL-MYSQLTYPE-1", "CANAL-MYSQLTYPE-2", "CANAL-BINARY-1")
+                "CANAL-MYSQLTYPE-1", "CANAL-MYSQLTYPE-2", "CANAL-MYSQLTYPE-3", "CANAL-MYSQLTYPE-4",
+                "CANAL-BINARY-1")
 
 
 class CanalJSONReader:
@@ -51,15 +65,41 @@ class CanalJSONReader:
         events, reason = decode(self.decoder, record)
         problems: list[Problem] = []
         try:
-            msg = json_object(decompress(self.options.large_message_handle_compression, record.value or b""),
-                              "value")
+            raw = decompress(self.options.large_message_handle_compression, record.value or b"")
+            msg = json_object(raw, "value")
         except (Malformed, ValueError):
             msg = None
-        if msg is not None and msg.get("isDdl") is False and isinstance(msg.get("type"), str) \
-                and msg["type"] in DML_OPS:
-            self.check_columns(msg, problems)
+        # An object without a `type` is no Canal event at all: the decoder's rejection says so.
+        if msg is not None and isinstance(msg.get("type"), str):
+            self.check_message(msg, problems)
+            if msg.get("isDdl") is False and isinstance(msg.get("type"), str) and msg["type"] in DML_OPS:
+                self.check_columns(msg, problems)
+                self.check_binary(msg, raw.decode("utf-8", "replace"), problems)
         rejected(problems, self.decode_rule, reason)
         return Read(events, problems)
+
+    def check_message(self, msg: dict, problems: list[Problem]) -> None:
+        extension = self.options.enable_tidb_extension
+        check_common_fields(msg, problems)
+        check_times(msg, extension, problems)
+        check_watermark(msg, extension, problems)
+        check_extension(msg, extension, problems)
+        check_update_old(msg, self.options.only_output_updated_columns, self.options.content_compatible, problems)
+
+    @staticmethod
+    def check_binary(msg: dict, text: str, problems: list[Problem]) -> None:
+        mysql_types = msg.get("mysqlType")
+        if not isinstance(mysql_types, dict):
+            return
+        for name, type_text in mysql_types.items():
+            try:
+                binary = isinstance(type_text, str) and parse_mysql_type(type_text).is_binary
+            except Malformed:
+                continue  # CANAL-MYSQLTYPE-1, check_columns
+            if binary:
+                where = f"{msg.get('type')} of {msg.get('database')}.{msg.get('table')} column {name!r}"
+                for raw in raw_values(text, name):
+                    check_binary_text(raw, where, problems)
 
     @checks_rules(*COLUMN_RULES, name="lint.canal-json.columns",
                   description="mysqlType, sqlType and each value of a DML message agree, as spec 003's tables "
@@ -79,14 +119,27 @@ class CanalJSONReader:
             except Malformed as e:
                 problems.append(Problem("CANAL-MYSQLTYPE-1", f"{where} column {name!r}: {e.reason}"))
                 continue
-            if (mtype.params or mtype.elements is not None) and not self.options.content_compatible:
-                problems.append(Problem("CANAL-MYSQLTYPE-2", f"{where} column {name!r}: mysqlType {text!r} carries "
-                                                             f"type parameters, which only content-compatible "
-                                                             f"mode writes"))
+            self._mysql_type_form(name, text, mtype, where, problems)
             values = [self._value(name, mtype, row, where, problems) for row in data + old if name in row]
             if isinstance(sql_types, dict) and name in sql_types:
                 first = values[0] if data and name in data[0] else None
                 self._sql_type(name, mtype, sql_types[name], first, where, problems)
+
+    def _mysql_type_form(self, name: str, text: str, mtype: MySQLType, where: str, problems: list[Problem]) -> None:
+        if self.options.content_compatible:
+            if (mtype.base in _PARAMETERISED and not mtype.params) or (mtype.base in _MEMBERS
+                                                                      and mtype.elements is None):
+                problems.append(Problem("CANAL-MYSQLTYPE-4", f"{where} column {name!r}: mysqlType {text!r} "
+                                                             f"lacks the parameters content-compatible mode "
+                                                             f"writes, as the official Canal does"))
+            return
+        if mtype.params or mtype.elements is not None:
+            problems.append(Problem("CANAL-MYSQLTYPE-2", f"{where} column {name!r}: mysqlType {text!r} carries "
+                                                         f"type parameters, which only content-compatible "
+                                                         f"mode writes"))
+        elif text != text.lower():
+            problems.append(Problem("CANAL-MYSQLTYPE-3", f"{where} column {name!r}: mysqlType {text!r}; TiCDC "
+                                                         f"writes the lower-case type name"))
 
     @staticmethod
     def _value(name: str, mtype: MySQLType, row: dict, where: str, problems: list[Problem]) -> Any:

@@ -24,9 +24,11 @@ from ...protocols.open_protocol import new_decoder
 from ...protocols.open_protocol.framing import KIND_DDL, KIND_ROW, RawEvent, read_events
 from ...protocols.open_protocol.values import HANDLE_KEY_FLAG, UNSIGNED_FLAG, decode_column
 from ...rules import checks_rules
+from ...events import DecodedRow
+from ...protocols.common import bool_option
 from .base import Problem, Read, decode, rejected
+from .open_shape import NULLABLE_FLAG, DdlBarrier, GeneratedColumns, Transactions, check_ddl_type, check_delete_columns, check_flag_bits
 
-NULLABLE_FLAG = 0x40  # spec 002, Bit flags of columns: NullableFlag
 
 # spec 002, Column type code: which rule's table row defines each code.
 _TYPECODE_RULES = {
@@ -61,6 +63,12 @@ class OpenProtocolReader:
         # (schema, table) -> column -> (type code, flags or None), since the table's last DDL
         self._columns: dict[tuple[str, str], dict[str, tuple[int, Optional[int]]]] = {}
         self._last_ddl: dict[tuple[str, str], int] = {}
+        # TiCDC pkg/sink/codec/open/codec.go: a delete carries the handle-key columns only with
+        # delete-only-output-handle-key-columns, the setting of spec 002's Log 9.
+        self._key_only_deletes = bool_option(options, "delete-only-output-handle-key-columns", False)
+        self._transactions = Transactions()
+        self._barrier = DdlBarrier()
+        self._generated = GeneratedColumns()
 
     def read(self, record: KafkaRecord) -> Read:
         events, reason = decode(self.decoder, record)
@@ -74,19 +82,35 @@ class OpenProtocolReader:
             if raw.kind == KIND_DDL:
                 self._columns.pop(table, None)
                 self._last_ddl[table] = max(raw.ts, self._last_ddl.get(table, 0))
+                value, where = self._value(raw), f"event {index} {table[0]}.{table[1]}"
+                check_ddl_type(value, where, problems)
+                query = value.get("q") if value is not None else None
+                self._barrier.ddl(table, raw.ts, query, where, problems)
+                self._generated.ddl(table, query)
             elif raw.kind == KIND_ROW:
                 self._row(index, raw, table, problems, values=reason is not None)
+        for event in events:
+            if isinstance(event, DecodedRow):
+                self._transactions.check(event, problems)
         rejected(problems, self.decode_rule, reason)
         return Read(events, problems)
 
-    def _row(self, index: int, raw: RawEvent, table: tuple[str, str], problems: list[Problem], values: bool) -> None:
+    def _value(self, raw: RawEvent) -> Optional[dict]:
         if raw.value is None:
-            return
+            return None
         try:
-            value = json_object(decompress(self.compression, raw.value), "row value")
+            return json_object(decompress(self.compression, raw.value), "event value")
         except (Malformed, ValueError):
+            return None  # the decoder's reason says what is wrong with the value
+
+    def _row(self, index: int, raw: RawEvent, table: tuple[str, str], problems: list[Problem], values: bool) -> None:
+        value = self._value(raw)
+        if value is None:
             return
+        if self._key_only_deletes and "p" not in value and isinstance(value.get("d"), dict):
+            check_delete_columns(value["d"], f"event {index} {table[0]}.{table[1]} \"d\"", problems)
         current = raw.ts >= self._last_ddl.get(table, 0)
+        self._barrier.row(table, raw.ts)
         known = self._columns.setdefault(table, {})
         for section in ("u", "p", "d"):
             columns = value.get(section)
@@ -96,7 +120,12 @@ class OpenProtocolReader:
                 where = f"event {index} {table[0]}.{table[1]} \"{section}\" column {name!r}"
                 if values and not self.check_value(obj, where, problems):
                     continue
-                if _well_formed(obj) and self.check_flags(obj, where, problems) and current:
+                if not _well_formed(obj):
+                    continue
+                # Flags found wrong are not held against the column's later events as well.
+                possible = "f" not in obj or check_flag_bits(obj["f"], where, problems)
+                if (self.check_flags(obj, where, problems) and possible and current
+                        and self._generated.check(table, name, obj.get("f"), where, problems)):
                     self.check_stable(known, name, obj, where, problems)
 
     @checks_rules(*VALUE_RULES, name="lint.open-protocol.column-value",

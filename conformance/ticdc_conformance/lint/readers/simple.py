@@ -11,11 +11,13 @@ With `send-bootstrap-to-all-partition = false` BOOTSTRAPs go to the first partit
 (SIMPLE-BOOTSTRAP-4), so the schemas are shared by the partitions of a topic.
 Each value must then read as its column's mysqlType says (spec 004's mysqlType table,
 SIMPLE-MYSQLTYPE-2..7), and two tableSchemas of one (schema, table, version) must describe the
-same columns (SIMPLE-SCHEMAVERSION-3).
+same columns (SIMPLE-SCHEMAVERSION-3). BOOTSTRAP and DDL messages themselves: simple_checks.py.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
+
+import orjson
 
 from ticdc_generators.kafka_record import KafkaRecord
 
@@ -30,6 +32,8 @@ from ...protocols.simple.wire_avro import parse_avro
 from ...protocols.simple.wire_json import parse_json
 from ...rules import checks_rules
 from .base import Problem, Read, rejected
+from .simple_checks import (BootstrapCounter, check_bootstrap_commit_ts, check_bootstrap_partition,
+                            check_ddl_schemas, check_rename_version)
 
 SchemaKey = tuple[str, str, int]
 # spec 004's mysqlType table, split into rules: integers, BIGINT UNSIGNED, numbers, strings,
@@ -86,8 +90,10 @@ class SimpleSchemas:
 
 class SimpleReader:
     def __init__(self, options: Mapping[str, Any], schemas: SimpleSchemas, decode_rule: str,
-                 bootstraps_sent: bool) -> None:
+                 bootstraps_sent: bool, partition: int = 0, to_all: bool = True,
+                 msg_count: Optional[int] = None) -> None:
         avro = options.get("encoding-format") == "avro"
+        self._avro = avro
         self._parse: Callable[[bytes], Any] = parse_avro if avro else parse_json
         self._value: Callable[[ColumnInfo, Any, str], Any] = from_avro if avro else from_json
         self._compression = codec_option(options)
@@ -95,18 +101,23 @@ class SimpleReader:
         self.schemas = schemas
         self.decode_rule = decode_rule
         self.bootstraps_sent = bootstraps_sent
+        self.partition, self.to_all = partition, to_all
+        self.counter = BootstrapCounter(msg_count if bootstraps_sent and to_all else None)
 
     def read(self, record: KafkaRecord) -> Read:
         out = Read()
         try:
             if record.value is None:
                 raise Malformed("record has no value (Simple messages always have one)")
-            message = self._parse(decompress(self._compression, record.value))
+            raw = decompress(self._compression, record.value)
+            message = self._parse(raw)
         except Malformed as e:
             rejected(out.problems, self.decode_rule, e.reason)
         except Exception as e:  # noqa: BLE001 - hostile bytes are a finding (base.decode)
             rejected(out.problems, self.decode_rule, f"the parser failed ({type(e).__name__}: {e})")
         else:
+            if isinstance(message, BootstrapMessage):
+                self._bootstrap(raw, message.table, out.problems)
             out.events.extend(self._events(message, out.problems))
         return out
 
@@ -118,12 +129,15 @@ class SimpleReader:
             self.schemas.remember(t, problems)
             return [DecodedBootstrap(t.schema, t.table, t.version, t.column_names)]
         if isinstance(message, DDLMessage):
+            check_ddl_schemas(message, problems)
+            check_rename_version(message, problems)
             self.schemas.remember(message.table, problems)
             self.schemas.remember(message.pre_table, problems)
             named = message.table or message.pre_table
             return [DecodedDDL(commit_ts=message.commit_ts, schema=named.schema if named else "",
                                table=named.table if named else "", query=message.sql, ddl_type=message.ddl_type,
                                columns=message.table.column_names if message.table else ())]
+        self.counter.row(message.schema, message.table, problems)
         table = self.resolve(message, problems)
         if table is None:
             return []
@@ -133,6 +147,12 @@ class SimpleReader:
                          key_columns=carried_key(table.keys, message.data, message.old),
                          columns=table.column_names)
         return [row]
+
+    def _bootstrap(self, raw: bytes, table: TableInfo, problems: list[Problem]) -> None:
+        check_bootstrap_partition(self.partition, self.to_all, table, problems)
+        self.counter.bootstrap(table)
+        if not self._avro:  # TiCDC's Avro Bootstrap record has no commitTs
+            check_bootstrap_commit_ts(orjson.loads(raw).get("commitTs"), table, problems)
 
     @checks_rules(*SCHEMA_RULES, name="lint.simple.schema-known",
                   description="every DML names a (schema, table, schemaVersion) an earlier BOOTSTRAP or DDL of "
