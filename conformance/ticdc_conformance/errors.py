@@ -1,4 +1,6 @@
-"""The one error type a decoder raises for bad input."""
+"""The one error type a decoder raises for bad input, and the one a consumer that cannot finish
+raises. docs/errors.md lists their fields, the reason each malformation yields, and how a consumer
+under test reports its own errors."""
 from __future__ import annotations
 
 

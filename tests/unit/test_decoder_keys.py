@@ -25,6 +25,7 @@ from ticdc_conformance.protocols.keys import carried_key
 from ticdc_conformance.protocols.open_protocol.values import decode_columns
 from ticdc_conformance.protocols.simple.table import table_from_wire
 from ticdc_generators.pipeline import encoding_names
+from ticdc_generators.schema_json import table_from_json
 from ticdc_generators.sink.records import iter_record_files
 
 from ..conftest import CLI, ROOT, SHARED
@@ -38,10 +39,10 @@ column-selectors = [
     {matcher = ['keys.int_handle'], columns = ['u']},
 ]
 """
+DML_TYPES = ("INSERT", "UPDATE", "DELETE")
 # What each encoding's message tells of the kept unique key `u`: Open Protocol flags it
 # (UniqueKeyFlag, no NullableFlag), Simple's table schema lists it; Canal-JSON names only the
 # primary key (pkNames) and Debezium's key holds only the handle key, both cut away.
-DML_TYPES = ("INSERT", "UPDATE", "DELETE")
 EXPECTED_KEY = {"open-protocol": ("u",), "simple-json": ("u",), "simple-avro": ("u",),
                 "canal-json": (), "debezium": ()}
 
@@ -65,6 +66,16 @@ def run(tmp_path_factory):
                                  "--changefeed", str(toml), "--work", str(tmp / "w")],
                           capture_output=True, text=True, cwd=ROOT)
     return tmp / "w" / "keys", proc
+
+
+def test_the_table_has_the_reference_tables_shape(run):
+    case, _ = run
+    with open(case / "canal-json" / "truth" / "tables.ndjson", "rb") as f:
+        tables = [table_from_json(orjson.loads(line)) for line in f]
+    t = next(t for t in tables if t.qualified_name == TABLE)
+    assert t.primary_key.columns == ("id",)
+    assert any(ix.unique and not ix.primary and ix.columns == ("u",) for ix in t.indexes)
+    assert not t.column("u").nullable
 
 
 def test_every_encoding_conforms_with_the_primary_key_selected_away(run):

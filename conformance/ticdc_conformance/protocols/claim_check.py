@@ -17,7 +17,6 @@ message must never make a consumer read an arbitrary file.
 from __future__ import annotations
 
 import base64
-import binascii
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -119,7 +118,7 @@ def _bytes_field(obj: dict, name: str) -> Optional[bytes]:
                         f"got {type(text).__name__}")
     try:
         return base64.b64decode(text, validate=True)
-    except binascii.Error as e:
+    except ValueError as e:  # binascii.Error (a ValueError), or a non-ASCII character
         raise Malformed(f"claim-check file: field {name!r} is not base64 ({e})") from None
 
 

@@ -7,10 +7,13 @@ carries `tidb_type` ("schema.fields[1].fields[n].tidb_type").
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..common import Malformed
+
+_BITS_LENGTH = re.compile(r"[0-9]{1,2}")
 
 # Kafka Connect's JSON converter spells FLOAT32/FLOAT64 as "float"/"double" (the real Debezium
 # output in the reference testdata does); these are the primitive types a column can have.
@@ -70,7 +73,9 @@ def parse_field(obj: Any, where: str, want_tidb_type: bool) -> FieldSpec:
         params = obj.get("parameters")
         length = params.get("length") if isinstance(params, dict) else None
         if length is not None:
-            if not isinstance(length, str) or not length.isdigit() or not 1 <= int(length) <= 64:
+            # ASCII digits only: str.isdigit() and int() also take "²" or "٣", and int() refuses
+            # a text of more than 4300 digits with a ValueError.
+            if not isinstance(length, str) or not _BITS_LENGTH.fullmatch(length) or not 1 <= int(length) <= 64:
                 raise Malformed(f"{where}: Bits parameters.length must be \"1\"..\"64\", got {length!r}")
             bits = int(length)
     tidb_type = obj.get("tidb_type")

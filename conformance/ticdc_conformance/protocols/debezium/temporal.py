@@ -22,12 +22,13 @@ _EPOCH_ZONED = "1970-01-01T00:00:00Z"
 # TiDB's TIME range is +-838:59:59.000000 (fsp 6 rounding can reach .999999 only below it).
 _MAX_TIME_MICROS = (838 * 3600 + 59 * 60 + 59) * 1_000_000 + 999_999
 
-_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_DATETIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
-_TIME_RE = re.compile(r"(-?)(\d{1,3}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?")
+# re.ASCII: without it \d also matches other scripts' digits ("٢٠٢٤"), which int() then reads.
+_DATE_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
+_DATETIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?", re.ASCII)
+_TIME_RE = re.compile(r"(-?)(\d{1,3}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?", re.ASCII)
 # TiCDC always writes "Z"; Debezium's ZonedTimestamp is ISO-8601 with an offset, so accept one.
 _ZONED_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})")
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})", re.ASCII)
 
 
 # --- rendering TiDB's print -----------------------------------------------------------
@@ -91,12 +92,13 @@ def zoned_to_text(text: str, zone: tzinfo) -> str:
     if m is None:
         raise Malformed(f"ZonedTimestamp {text!r} is not YYYY-MM-DDTHH:MM:SS[.ffffff]Z")
     y, mo, d, h, mi, s, frac, offset = m.groups()
-    if offset == "Z":
-        zone_of_text = timezone.utc
-    else:
-        sign = 1 if offset[0] == "+" else -1
-        zone_of_text = timezone(sign * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
     try:
+        if offset == "Z":
+            zone_of_text = timezone.utc
+        else:
+            # ISO-8601 offsets stay below 24 hours; timezone() raises ValueError for more.
+            sign = 1 if offset[0] == "+" else -1
+            zone_of_text = timezone(sign * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6])))
         instant = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), _fraction_micros(frac),
                            tzinfo=zone_of_text)
         local = instant.astimezone(zone)
