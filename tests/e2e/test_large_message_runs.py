@@ -1,6 +1,7 @@
 """Large messages end to end: the wide-rows scenario under claim-check and handle-key-only,
-consumed by the reference consumer (claim-check files fetched from the run folder, handle-key-only
-rows completed from the upstream snapshot) and found conformant at every checkpoint."""
+consumed by the reference consumers (claim-check files fetched from the run folder, handle-key-only
+rows completed from the upstream snapshot, on Spark's executors too) and found conformant at every
+checkpoint."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,9 @@ import subprocess
 import pytest
 
 from ticdc_generators.sink.records import iter_record_files
+
+from ticdc_conformance.runner import run_encoding
+from ticdc_generators.pipeline import configure
 
 from ..conftest import CLI, ROOT
 
@@ -20,12 +24,20 @@ OPTIONS = {
 }
 
 
-@pytest.mark.parametrize("encoding", ["open-protocol", "canal-json", "simple-json", "simple-avro"])
-@pytest.mark.parametrize("option", sorted(OPTIONS))
-def test_large_messages_are_conformant_with_the_reference_consumer(tmp_path, encoding, option):
+ENCODINGS = ["open-protocol", "canal-json", "simple-json", "simple-avro"]
+
+
+def _changefeed(tmp_path, option):
     toml = tmp_path / "changefeed.toml"
     toml.write_text(f"[sink.kafka-config]\nmax-message-bytes = {LIMIT}\n"
                     f"[sink.kafka-config.large-message-handle]\n{OPTIONS[option]}")
+    return toml
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("option", sorted(OPTIONS))
+def test_large_messages_are_conformant_with_the_reference_consumer(tmp_path, encoding, option):
+    toml = _changefeed(tmp_path, option)
     work = tmp_path / "work"
     done = subprocess.run([*CLI, "run", "--scenario", "wide-rows", "--protocol", encoding, "--consumer", "local",
                            "--changefeed", str(toml), "--work", str(work)], cwd=ROOT, capture_output=True, text=True,
@@ -38,3 +50,20 @@ def test_large_messages_are_conformant_with_the_reference_consumer(tmp_path, enc
     assert max(sizes) < LIMIT
     if option == "claim-check":
         assert manifest["claim_check"]["files"] > 0
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("option", sorted(OPTIONS))
+def test_large_messages_are_conformant_with_the_spark_consumer(tmp_path, spark, option):
+    for encoding in ENCODINGS:
+        config = configure("wide-rows", encoding, changefeed=_changefeed(tmp_path, option))
+        result = run_encoding("wide-rows", 1, encoding, tmp_path / "work", consumer="spark", spark=spark, config=config)
+        assert result.conformant, result.render()
+        assert result.checkpoints.checked, result.checkpoint_summary
+        figures = json.loads((tmp_path / "work" / "wide-rows" / encoding / "consumer" / "consumer.json").read_text())
+        assert figures["rows_applied"] > 0
+        if option == "claim-check":
+            manifest = json.loads((tmp_path / "work" / "wide-rows" / encoding / "manifest.json").read_text())
+            assert manifest["claim_check"]["files"] > 0

@@ -171,7 +171,9 @@ def test_spark_submit_on_a_standalone_cluster_equals_local_run(cluster, tmp_path
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-6000:]
 
     assert _tree(remote / "final") == _tree(local / "final")
-    assert (remote / "consumer.json").read_bytes() == (local / "consumer.json").read_bytes()
+    assert _tree(remote / "states") == _tree(local / "states")
+    for name in ("consumer.json", "applied.ndjson"):
+        assert (remote / name).read_bytes() == (local / name).read_bytes(), name
     assert len(_tree(local / "final")) >= 2
     # Both workers ran executors of the application (each keeps a folder per executor it started).
     for i in range(WORKERS):

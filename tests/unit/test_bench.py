@@ -6,7 +6,6 @@ import sys
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from ticdc_conformance.bench import inputs as bench_inputs
@@ -14,7 +13,6 @@ from ticdc_conformance.bench.decode import _frames, bare_parser, measure_decode,
 from ticdc_conformance.bench.inputs import cache_key, cached_inputs, variant_config, variant_names
 from ticdc_conformance.bench.consume import ConsumeFigures, judge
 from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler
-from ticdc_conformance.consumer.decode_stage import DECODED_SCHEMA, decode_records, rows_to_batch
 from ticdc_conformance.protocols.open_protocol.framing import split_frames
 
 from ..conftest import CLI, ROOT
@@ -98,15 +96,6 @@ def test_measure_decode_covers_every_message(work, variant):
     assert f.events > EVENTS
     assert f.decoder_seconds > 0 and f.bare_seconds > 0 and f.ratio > 0
     assert f.bare_name == bare_parser(inp.manifest)[0]
-
-
-@pytest.mark.parametrize("variant", ["open-protocol", "simple-avro"])
-def test_decode_stage_builds_the_same_batches_column_by_column(work, variant):
-    inp = cached_inputs(work, variant, EVENTS, echo=lambda s: None)
-    records = [r for batch in record_batches(inp.records) for r in batch]
-    rows = list(decode_records(records, inp.manifest["protocol"], inp.manifest["sink"]))
-    assert {r["kind"] for r in rows} >= {"row", "ddl", "watermark"}
-    assert rows_to_batch(rows).equals(pa.RecordBatch.from_pylist(rows, schema=DECODED_SCHEMA))
 
 
 def test_record_batches_honours_the_limit(work):

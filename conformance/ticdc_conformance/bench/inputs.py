@@ -97,9 +97,8 @@ class Inputs:
 # Generation runs in a child process so that the benchmark process itself stays small (its own
 # memory is not what is measured, but it shares the machine with what is).
 _GENERATE_CHILD = r"""
-import json, sys
+import sys
 from ticdc_conformance.bench.inputs import variant_config
-import ticdc_generators
 from ticdc_generators.pipeline import generate
 scenario, variant, seed, events, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 generate(scenario, seed, variant_config(variant, scenario), out, events=events)

@@ -41,6 +41,8 @@ from .tables import ConsumerTables
 from .watermarks import WatermarkTracker
 
 MAX_NOTES = 50
+NO_WATERMARK_NOTE = ("the stream carries no watermark: row events and DDL were applied at the end of input in "
+                     "commit-ts order, with no checkpoint")
 _OP_RANK = {"delete": 0, "update": 1, "insert": 2}
 
 
@@ -196,8 +198,7 @@ class LocalConsumer:
         commit-ts order now; rows above the last watermark stay unapplied, as they would wait in a
         live consumer."""
         if not self.watermarks.seen and (len(self.buffer) or len(self.ddl_queue)):
-            self.note("the stream carries no watermark: row events and DDL were applied at the end of "
-                      "input in commit-ts order, with no checkpoint")
+            self.note(NO_WATERMARK_NOTE)
             self.flush(None)
         if self.states is not None:
             self.tables.finish(self.states)

@@ -1,16 +1,36 @@
-"""The reference Spark consumer: records -> decoded events -> final table states.
+"""The reference Spark consumer: records -> the sequential consumer's outputs, computed as sets.
 
-Stages, each a Spark job (nothing of the stream is collected to the driver; only the DDL list,
-the per-partition watermarks and the per-table column lists, which are small, are):
-1. decode: records repartitioned by Kafka partition and sorted by offset, decoded in parallel
-   with `mapInArrow` (decode_stage.py), persisted to WORK/decoded/;
-2. watermark: per partition the highest watermark (a watermark never moves back: a regression is
-   a replay and is ignored), the global watermark = the minimum over all partitions of all topics
-   (spec 003 WATERMARK; TiCDC cmd/kafka-consumer). DML and DDL above it are not applied;
-3. apply: replayed copies of one row event (same table, key, commit ts, op) are applied once; per
-   row key the event with the highest (commit_ts, offset) wins; a DELETE removes the row; an UPDATE
-   that moved the key also deletes the old key;
-4. write: OUT/final/<schema>.<table>.ndjson (output.py) and OUT/consumer.json (figures).
+It writes what the sequential reference consumer (local.py) writes -- `final/`, `applied.ndjson` +
+`applied.parquet`, `states/` + `states.parquet` and `consumer.json` (docs/consumer-protocol.md,
+"Output") -- and follows the same rules (docs/consumer-rules.md), so the checkpoint check holds it
+against the ground truth at every checkpoint. Stages, each one or two Spark jobs:
+
+1. decode (decode_stage.py): records repartitioned by Kafka partition, sorted by offset, decoded in
+   parallel with `mapInArrow`; every event carries its record's place in the merged arrival order;
+   the partitions' watermark progress rides along as rows of its own. Written to WORK/decoded/;
+2. plan (spark_plan.py, on the driver): from the small rows only (watermark, progress, DDL,
+   BOOTSTRAP, one summary per partition) the checkpoints -- the global watermark, the minimum over
+   partitions, each time it rises, at the record where it does --, which DDL is applied at which
+   checkpoint and which copies are dropped, the watermark regressions;
+3. admit (spark_admit.py): per Kafka partition in offset order, each row event is dropped (a
+   re-send below the watermark applied when it arrived), applied at the first checkpoint at or
+   above its commit ts, or left waiting; WORK/admitted/;
+4. tables (spark_shards.py): the sequential consumer's table logic replayed on shards of the rows
+   (a hash of the row key within each group of tables linked by RENAME/EXCHANGE), every shard with
+   all metadata steps of its tables; copies of an event meet in its shard and are dropped there;
+   WORK/replayed/ holds the state lines, final rows and the applied row events;
+5. write (spark_write.py): each output sorted and written by one task with output.py's writers.
+
+Nothing of the stream is collected to the driver. What is: the decode stage's watermark, progress,
+DDL and BOOTSTRAP rows and one summary row per partition (one watermark per partition per
+resolved-ts tick, one DDL per DDL and partition that carries it, one BOOTSTRAP per table and
+partition per bootstrap interval), the first 20 undecodable records, per table and key shape
+the count of row events, per table the column lists its row events name (one per list and DDL in
+between), the DDL problems and two figures per task, and a summary row per writer.
+The outputs equal the sequential consumer's: the applied log line for line (both read the
+partitions in the same merged order), the states at every checkpoint and the final tables; only
+the order of the lines in `states/` differs (sorted by table and version here), which the format
+leaves open.
 
 The same job runs in-process (`consume`, local[2] by default) and as a spark-submit application
 with any master (`main`, docs/spark-submit.md). Imports are absolute so that this file can be
@@ -23,6 +43,7 @@ import os
 import shutil
 import sys
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
@@ -34,17 +55,28 @@ if __name__ == "__main__":
 import orjson
 
 from ticdc_conformance.consumer.decode_stage import DECODED_SCHEMA, arrow_decoder
-from ticdc_conformance.consumer.output import final_file_name, parse_columns, project_row
+from ticdc_conformance.consumer.decoder_options import decoder_options
+from ticdc_conformance.consumer.spark_admit import AdmitPlan, admitted_schema, admitter
+from ticdc_conformance.consumer.spark_plan import (APPLY_KEY, PHASE_ARRIVAL, PHASE_FLUSH, Checkpoints, admit_ddls,
+                                                   bootstrap_items, checkpoint_key, ddl_keys, regressions)
+from ticdc_conformance.consumer.spark_shards import (REPLAY_SCHEMA, Components, MetadataReplay, ReplayPlan,
+                                                     intro_rows, metadata_steps, replayer, steps_by_component)
+from ticdc_conformance.consumer.spark_write import (FINAL_COLUMNS, FINAL_ORDER, LOG_INPUT, STATE_COLUMNS, SUMMARY_SCHEMA,
+                                                    applied_writer, final_writer, state_order, states_writer,
+                                                    write_applied_log)
+from ticdc_conformance.consumer.output import StatesWriter, final_file_name
 from ticdc_conformance.errors import ConsumerError
 
-def _spark_ddl(schema) -> str:
-    import pyarrow as pa
-    names = {pa.string(): "string", pa.int32(): "int", pa.int64(): "bigint", pa.binary(): "binary"}
-    return ", ".join(f"`{f.name}` {names[f.type]}" for f in schema)
-
-
-_DECODED_DDL = _spark_ddl(DECODED_SCHEMA)
 MAX_REPORTED_ERRORS = 20
+SMALL_KINDS = ("progress", "watermark", "ddl", "bootstrap", "end")
+SMALL_COLUMNS = ["kind", "topic", "partition", "offset", "seq", "pos_ts", "pos_offset", "commit_ts", "mark", "schema",
+                 "table", "query", "columns", "summary"]
+_SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint", "binary": "binary", "bool": "boolean"}
+
+
+def _spark_ddl(schema) -> str:
+    """A Spark DDL schema string for an Arrow schema of the consumer's own types."""
+    return ", ".join(f"`{f.name}` {_SPARK_TYPES[str(f.type)]}" for f in schema)
 
 
 def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conformance"):
@@ -74,145 +106,239 @@ def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conforman
     return spark
 
 
-def consume(spark, records: Any, manifest: dict, out: Path, work: Path) -> dict:
-    """Runs the consumer over a record-file directory (or a DataFrame with the Kafka-source columns)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.window import Window
+_OUTPUTS = ("final", "states", "applied.ndjson", "applied.parquet", "states.parquet")
+_SCRATCH = ("decoded", "admitted", "replayed", "written")
 
-    out, work = Path(out), Path(work)
-    for d in (out / "final", work / "decoded", work / "final"):
-        if d.exists():
-            shutil.rmtree(d)
-    (out / "final").mkdir(parents=True, exist_ok=True)
 
-    df = spark.read.parquet(str(records)) if isinstance(records, (str, Path)) else records
-    partitions = [(t, p) for t, n in sorted(manifest["topics"].items()) for p in range(n)]
-    decoded = (
-        df.repartition(max(1, len(partitions)), "topic", "partition")
-        .sortWithinPartitions("topic", "partition", "offset")
-        .mapInArrow(arrow_decoder(manifest["protocol"], manifest["sink"]), _DECODED_DDL)
-    )
-    decoded.write.parquet(str(work / "decoded"))
-    ev = spark.read.parquet(str(work / "decoded"))
+def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir: Optional[Path] = None) -> dict:
+    """Runs the consumer over a record-file directory or a DataFrame with the Kafka-source columns.
 
-    errors = ev.filter(F.col("kind") == "error")
-    n_errors = errors.count()
-    if n_errors:
-        shown = errors.orderBy("topic", "partition", "offset").limit(MAX_REPORTED_ERRORS).collect()
-        lines = "\n".join(f"  {r['error']}" for r in shown)
-        more = f"\n  … and {n_errors - len(shown)} more" if n_errors > len(shown) else ""
-        raise ConsumerError(f"{n_errors} record(s) could not be decoded as {manifest['protocol']}:\n{lines}{more}")
-
-    # Global watermark: min over every partition of the highest watermark seen there.
-    marks = {(r["topic"], r["partition"]): r["wm"] for r in
-             ev.filter(F.col("kind") == "watermark").groupBy("topic", "partition")
-             .agg(F.max("commit_ts").alias("wm")).collect()}
-    if marks:
-        global_wm: Optional[int] = min(marks.get(tp, 0) for tp in partitions)
-    else:
-        global_wm = None  # the stream carries no watermark (e.g. Canal-JSON without the TiDB extension)
-
-    visible = F.col("commit_ts").isNull() if global_wm is None else \
-        (F.col("commit_ts").isNull() | (F.col("commit_ts") <= F.lit(global_wm)))
-    rows = ev.filter((F.col("kind") == "row") & visible)
-    cols = ["schema", "table", "key", "key_order", "commit_ts", "topic", "partition", "offset", "seq", "op",
-            "after", "columns"]
-    moved = rows.filter(F.col("old_key").isNotNull()).select(
-        "schema", "table", F.col("old_key").alias("key"), F.col("old_key_order").alias("key_order"),
-        "commit_ts", "topic", "partition", "offset", (F.col("seq") - F.lit(1_000_000)).alias("seq"),
-        F.lit("delete").alias("op"), F.lit(None).cast("string").alias("after"), "columns",
-    )
-    effects = rows.select(*cols).unionByName(moved)
-    order = [F.col("commit_ts").asc_nulls_first(), "topic", "partition", "offset", "seq"]
-    first_copy = Window.partitionBy("schema", "table", "key", "commit_ts", "op").orderBy(*order)
-    deduped = effects.withColumn("_copy", F.row_number().over(first_copy)).filter("_copy = 1").drop("_copy")
-    latest = Window.partitionBy("schema", "table", "key").orderBy(*[
-        F.col("commit_ts").desc_nulls_last(), F.col("topic").desc(), F.col("partition").desc(),
-        F.col("offset").desc(), F.col("seq").desc()])
-    last = deduped.withColumn("_rank", F.row_number().over(latest)).filter("_rank = 1").drop("_rank")
-    final_rows = last.filter(F.col("op") != "delete")
-
-    ddl_visible = F.lit(True) if global_wm is None else (F.col("commit_ts") <= F.lit(global_wm))
-    ddls = (ev.filter((F.col("kind") == "ddl") & ddl_visible)
-            .dropDuplicates(["commit_ts", "schema", "table", "query"])
-            .orderBy("commit_ts").collect())
-    columns = _table_columns(ev, rows, ddls, F, Window)
-
-    projected = final_rows.select("schema", "table", "key_order", "after").mapInArrow(
-        _projector(columns), "schema string, `table` string, key_order string, line string")
-    (projected.repartition("schema", "table").sortWithinPartitions("schema", "table", "key_order")
-     .select("schema", "table", F.col("line").alias("value"))
-     .write.partitionBy("schema", "table").text(str(work / "final")))
-    for (schema, table) in sorted(columns):
-        _collect_table_file(work / "final", schema, table, out / "final" / final_file_name(schema, table))
-
-    figures = {
-        "records": df.count(),
-        "events": ev.count(),
-        "global_watermark": global_wm,
-        "partition_watermarks": {f"{t}/{p}": marks.get((t, p)) for t, p in partitions},
-        "row_events_applied": deduped.count(),
-        "ddl_applied": [{"commit_ts": d["commit_ts"], "schema": d["schema"], "table": d["table"],
-                         "query": d["query"]} for d in ddls],
-        "tables": {f"{s}.{t}": len(c) for (s, t), c in sorted(columns.items())},
-    }
-    (out / "consumer.json").write_text(json.dumps(figures, indent=2) + "\n")
+    `run_dir` is the generated run's folder, where large messages are resolved from (claim-check
+    files, the upstream snapshot; decoder_options.py); by default the folder holding a record-file
+    directory, none for a DataFrame."""
+    if isinstance(records, (str, Path)):
+        run_dir = Path(records).parent if run_dir is None else run_dir
+        records = spark.read.parquet(str(Path(records).resolve()))
+    run = _Run(spark, manifest, out, work, run_dir)
+    facts, cps, ddls = run.decode(records)
+    boots = bootstrap_items(facts.rows("bootstrap"), cps)
+    counts = run.admit(cps, ddls)
+    meta, written = run.tables(cps, ddls, boots, counts)
+    figures = _figures(facts, cps, ddls, counts, meta, written)
+    (run.out / "consumer.json").write_text(json.dumps(figures, indent=2) + "\n")
+    problems = sorted(name[len(PROBLEM):] for name in written if name.startswith(PROBLEM))
+    if problems:
+        raise ConsumerError(f"{len(problems)} DDL(s) could not be applied:\n" + "\n".join(f"  {p}" for p in problems[:20]))
     return figures
 
 
-def _table_columns(ev, rows, ddls, F, Window) -> dict[tuple[str, str], list[str]]:
-    """Each table's column list: from the latest schema-carrying DDL or BOOTSTRAP, unless a row event
-    came later, whose image then tells the columns in force."""
-    latest_row = Window.partitionBy("schema", "table").orderBy(
-        F.col("commit_ts").desc_nulls_last(), F.col("topic").desc(), F.col("partition").desc(), F.col("offset").desc())
-    last_rows = {(r["schema"], r["table"]): (r["commit_ts"], parse_columns(r["columns"])) for r in
-                 rows.withColumn("_r", F.row_number().over(latest_row)).filter("_r = 1")
-                 .select("schema", "table", "commit_ts", "columns").collect()}
-    out: dict[tuple[str, str], list[str]] = {}
-    ddl_cols: dict[tuple[str, str], tuple[int, list[str]]] = {}
-    for d in ddls:
-        name = (d["schema"], d["table"])
-        if d["table"]:
-            out.setdefault(name, [])
-        if d["columns"]:
-            ddl_cols[name] = (d["commit_ts"] or 0, parse_columns(d["columns"]))
-    for name, (ts, cols) in last_rows.items():
-        ddl = ddl_cols.get(name)
-        out[name] = ddl[1] if ddl is not None and (ts is None or ddl[0] > ts) else cols
-    for name, (_, cols) in ddl_cols.items():
-        if not out.get(name):
-            out[name] = cols
-    return out
+PROBLEM = "problem:"  # a DDL problem among the written figures
 
 
-def _projector(columns: dict[tuple[str, str], list[str]]):
-    import pyarrow as pa
+class _Run:
+    def __init__(self, spark, manifest: dict, out: Path, work: Path, run_dir: Optional[Path]) -> None:
+        from pyspark.sql import functions
 
-    def project(batches):
-        for batch in batches:
-            d = batch.to_pydict()
-            lines = [project_row(orjson.loads(a), columns[(s, t)])[:-1].decode()
-                     for s, t, a in zip(d["schema"], d["table"], d["after"])]
-            yield pa.RecordBatch.from_pydict(
-                {"schema": d["schema"], "table": d["table"], "key_order": d["key_order"], "line": lines})
+        self.spark, self.manifest, self.F = spark, manifest, functions
+        # Absolute: the executors' tasks write under WORK, and on a cluster they do not share the
+        # driver's working directory.
+        self.out, self.work = Path(out).resolve(), Path(work).resolve()
+        for name in _OUTPUTS:
+            _remove(self.out / name)
+        for name in _SCRATCH:
+            _remove(self.work / name)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.options = decoder_options(manifest, Path(run_dir).resolve()) if run_dir is not None else \
+            dict(manifest["sink"])
+        self.protocol = manifest["protocol"]
+        self.partitions = [(t, p) for t, n in sorted(manifest["topics"].items()) for p in range(n)]
+        self.shards = int(spark.conf.get("spark.sql.shuffle.partitions"))
 
-    return project
+    def _by_partition(self, df, *order: str):
+        return df.repartition(max(1, len(self.partitions)), "topic", "partition").sortWithinPartitions(*order)
+
+    def decode(self, records) -> tuple["_StreamFacts", Checkpoints, Any]:
+        """Stages 1 and 2: the decoded events on disk, the small rows on the driver, the plan."""
+        (self._by_partition(records, "topic", "partition", "offset")
+         .mapInArrow(arrow_decoder(self.protocol, self.options), _spark_ddl(DECODED_SCHEMA))
+         .write.parquet(str(self.work / "decoded")))
+        self.ev = ev = self.spark.read.parquet(str(self.work / "decoded"))
+        facts = _StreamFacts([r.asDict() for r in ev.filter(ev.kind.isin(*SMALL_KINDS)).select(*SMALL_COLUMNS).collect()])
+        if facts.errors:
+            _raise_decode_errors(ev, facts.errors, self.protocol)
+        cps = Checkpoints.from_progress(facts.rows("progress"), self.partitions, seen=bool(facts.rows("watermark")))
+        return facts, cps, admit_ddls(facts.rows("ddl"), cps)
+
+    def admit(self, cps: Checkpoints, ddls) -> list[dict]:
+        """Stage 3; returns per table, key shape, state, phase, column list and DDL segment the row
+        events' count and the first (in apply order) that named the column list."""
+        F = self.F
+        (self._by_partition(self.ev.filter(self.ev.kind.isin("row", "watermark")), "topic", "partition", "offset", "seq")
+         .mapInArrow(admitter(AdmitPlan(cps, ddl_keys(ddls)), DECODED_SCHEMA), _spark_ddl(admitted_schema(DECODED_SCHEMA)))
+         .write.parquet(str(self.work / "admitted")))
+        self.adm = self.spark.read.parquet(str(self.work / "admitted"))
+        return [r.asDict(recursive=True) for r in
+                self.adm.groupBy("schema", "table", "key_shape", "state", "phase", "columns", "seg")
+                .agg(F.count(F.lit(1)).alias("count"), F.min(F.struct(*APPLY_KEY[:-1])).alias("first")).collect()]
+
+    def tables(self, cps: Checkpoints, ddls, boots, counts: list[dict]) -> tuple[MetadataReplay, dict[str, int]]:
+        """Stages 4 and 5: the table replay in shards, then the outputs."""
+        F = self.F
+        shapes: dict[tuple[str, str], set[str]] = {}
+        for c in counts:
+            if c["state"] != "dropped":
+                shapes.setdefault((c["schema"], c["table"]), set()).add(c["key_shape"])
+        tables = {(c["schema"], c["table"]) for c in counts} | {(b["schema"], b["table"]) for _, b in boots} | \
+            {(d["schema"], d["table"]) for _, d in ddls.items if d["table"]}
+        comps = Components.build(sorted(tables), ddls.items, shapes, self.shards)
+        steps = metadata_steps(ddls.items, boots, intro_rows(_first_per_columns([c for c in counts
+                                                                                  if c["state"] == "applied"])))
+        flushed_at_end = not cps.seen and (_applied(counts, PHASE_FLUSH) > 0 or
+                                           any(k[1] == PHASE_FLUSH for k, _ in ddls.items))
+        meta = MetadataReplay(self.protocol, steps, flushed_at_end)
+        plan = ReplayPlan(self.protocol, list(cps.values), steps_by_component(steps, comps))
+        comp_df = self.spark.createDataFrame([(s, t, c, comps.shards[c]) for (s, t), c in sorted(comps.of.items())],
+                                             "schema string, `table` string, component int, nshards int")
+        # An UPDATE that moved its row: removal (piece 1, old key) and insertion (piece 2), each in its key's shard.
+        pieces = self.adm.filter(F.col("state") != "dropped").withColumn("piece", F.explode(
+            F.when(F.col("old_key").isNull(), F.array(F.lit(0))).otherwise(F.array(F.lit(1), F.lit(2)))))
+        shard_key = F.when(F.col("piece") == 1, F.col("old_key")).otherwise(F.col("key"))
+        (pieces.join(F.broadcast(comp_df), ["schema", "table"])
+         .withColumn("shard", F.pmod(F.xxhash64(shard_key), F.col("nshards")).cast("int"))
+         .repartition(self.shards, "component", "shard").sortWithinPartitions("component", "shard", *APPLY_KEY)
+         .mapInArrow(replayer(plan), _spark_ddl(REPLAY_SCHEMA))
+         .write.parquet(str(self.work / "replayed")))
+        log_items = sorted([(key, "ddl", d) for key, d in ddls.items] +
+                           [(checkpoint_key(k), "checkpoint", {"ts": w}) for k, w in enumerate(cps.values)],
+                           key=lambda item: item[0])
+        return meta, self.write(log_items, meta.final_tables())
+
+    def write(self, log_items: list, final_tables: list[tuple[str, str]]) -> dict[str, int]:
+        """Stage 5: the three outputs written at once, each by one task; then moved into OUT."""
+        F = self.F
+        rep = self.spark.read.parquet(str(self.work / "replayed"))
+        target = self.work / "written"
+
+        def one_task(what: str, columns: list, order: list, task):
+            return (rep.filter(F.col("what") == what).select(*columns).repartition(1).sortWithinPartitions(*order)
+                    .mapInArrow(task, _spark_ddl(SUMMARY_SCHEMA)))
+
+        jobs = [one_task("log", LOG_INPUT, APPLY_KEY, applied_writer(target, log_items)),
+                one_task("state", STATE_COLUMNS, state_order(F.col), states_writer(target)),
+                one_task("final", FINAL_COLUMNS + ["s_key_order"], FINAL_ORDER, final_writer(target / "final")),
+                rep.filter(F.col("what").isin("problem", "figure")).select("what", "schema", "row", "copies")]
+        with ThreadPoolExecutor(len(jobs)) as pool:  # independent jobs share the executors
+            *summaries, others = pool.map(lambda job: job.collect(), jobs)
+        written = {r["name"]: r["value"] for rows in summaries for r in rows}
+        if "transactions_applied" not in written:  # no task had a row event to write
+            written.update(write_applied_log(target, log_items))
+        if "state_lines" not in written:
+            StatesWriter(target).close()
+        _place_outputs(target, self.out, final_tables)
+        for r in others:
+            if r["what"] == "problem":
+                written[PROBLEM + r["row"]] = 1
+            else:
+                written[r["schema"]] = written.get(r["schema"], 0) + r["copies"]
+        return written
 
 
-def _collect_table_file(root: Path, schema: str, table: str, target: Path) -> None:
-    """Spark writes a folder per table; the consumer output is one file per table."""
-    folder = root / f"schema={_escape(schema)}" / f"table={_escape(table)}"
-    with open(target, "wb") as f:
-        if folder.exists():
-            for part in sorted(folder.glob("part-*")):
-                with open(part, "rb") as src:
-                    shutil.copyfileobj(src, f)
+def _applied(counts: list[dict], phase: int) -> int:
+    return sum(c["count"] for c in counts if c["state"] == "applied" and c["phase"] == phase)
 
 
-def _escape(name: str) -> str:
-    # Spark escapes partition values in directory names the way Hive does.
-    from urllib.parse import quote
-    return quote(name, safe=" ")
+def _figures(facts: "_StreamFacts", cps: Checkpoints, ddls, counts: list[dict], meta: MetadataReplay,
+             written: dict[str, int]) -> dict:
+    """consumer.json: the sequential consumer's figures (local.py write) plus records and events."""
+    c = meta.consumer
+    c.watermarks.seen = cps.seen  # its ordering() then names the order this run used
+    c.figures.update(rows_in_arrival_order=_applied(counts, PHASE_ARRIVAL), ddl_in_arrival_order=ddls.in_arrival_order)
+    n_regressions, regression_log = regressions(facts.rows("watermark"))
+    return {
+        "records": facts.total("records"),
+        "events": facts.total("events"),
+        "ordering": c.ordering(),
+        "applied_watermark": cps.values[-1] if cps.values else 0,
+        "checkpoints": cps.count,
+        "transactions_applied": written["transactions_applied"],
+        "rows_applied": written["rows_applied"],
+        "ddl_applied": c.figures["ddl_applied"],
+        "rows_dropped_below_watermark": sum(x["count"] for x in counts if x["state"] == "dropped"),
+        "ddl_dropped_below_watermark": ddls.dropped_below_watermark,
+        "rows_in_arrival_order": c.figures["rows_in_arrival_order"],
+        "ddl_in_arrival_order": ddls.in_arrival_order,
+        "ddl_without_row_effect_known": c.figures["ddl_without_row_effect_known"],
+        "row_copies_dropped_while_waiting": written.get("row_copies_dropped_while_waiting", 0),
+        "ddl_copies_dropped": ddls.copies_dropped,
+        "watermark_regressions": n_regressions,
+        "watermark_regression_log": regression_log,
+        "rows_waiting_above_watermark": written.get("rows_waiting_above_watermark", 0),
+        "ddl_waiting_above_watermark": ddls.waiting,
+        "rows_waiting_for_schema": facts.total("held"),
+        "notes": c.notes,
+    }
+
+
+def _first_per_columns(groups: list[dict]) -> list[dict]:
+    """The first row event naming each (table, column list) in each DDL segment."""
+    first: dict[tuple, dict] = {}
+    for g in groups:
+        ident = (g["schema"], g["table"], g["columns"], g["seg"])
+        key = tuple(g["first"][c] for c in APPLY_KEY[:-1])
+        if ident not in first or key < tuple(first[ident]["first"][c] for c in APPLY_KEY[:-1]):
+            first[ident] = g
+    return list(first.values())
+
+
+class _StreamFacts:
+    """The small rows of the decode stage, by kind, and the partitions' summaries."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.by_kind: dict[str, list[dict]] = {}
+        for r in rows:
+            self.by_kind.setdefault(r["kind"], []).append(r)
+        self.summaries = [orjson.loads(r["summary"]) for r in self.rows("end")]
+        self.errors = self.total("errors")
+
+    def rows(self, kind: str) -> list[dict]:
+        return self.by_kind.get(kind, [])
+
+    def total(self, name: str) -> int:
+        return sum(s[name] for s in self.summaries)
+
+
+def _raise_decode_errors(ev, n_errors: int, protocol: str) -> None:
+    shown = ev.filter(ev.kind == "error").orderBy("topic", "partition", "offset").limit(MAX_REPORTED_ERRORS).collect()
+    lines = "\n".join(f"  {r['error']}" for r in shown)
+    more = f"\n  … and {n_errors - len(shown)} more" if n_errors > len(shown) else ""
+    raise ConsumerError(f"{n_errors} record(s) could not be decoded as {protocol}:\n{lines}{more}")
+
+
+def _place_outputs(written: Path, out: Path, final_tables: list[tuple[str, str]]) -> None:
+    """Moves what the writer tasks wrote into OUT; a table that exists at the end without rows gets
+    an empty file, as the sequential consumer writes one."""
+    for name in ("applied.ndjson", "applied.parquet", "states", "states.parquet"):
+        shutil.move(str(written / name), str(out / name))
+    final = out / "final"
+    final.mkdir(parents=True, exist_ok=True)
+    for schema, table in final_tables:
+        name = final_file_name(schema, table)
+        src = written / "final" / name
+        if src.exists():
+            shutil.move(str(src), str(final / name))
+        else:
+            (final / name).write_bytes(b"")
+    # The shards and the driver replay the same metadata steps, so rows exist only in tables that exist.
+    stray = sorted(p.name for p in (written / "final").glob("*")) if (written / "final").is_dir() else []
+    if stray:
+        raise ConsumerError(f"rows in tables that do not exist at the end of the stream: {', '.join(stray)}")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
 
 
 # --- spark-submit -------------------------------------------------------------------------

@@ -1,0 +1,236 @@
+"""The reference Spark consumer: the sequential consumer's semantics computed as sets.
+
+Without Spark: the decode stage's arrival places reproduce the sequential consumer's merge of the
+partitions (also where a restarted changefeed's timestamps go back), and the checkpoints the
+driver derives from the progress rows are the ones the sequential consumer records.
+With Spark: every scenario conformant at every checkpoint for every encoding; the outputs equal the
+sequential consumer's (applied log line for line, the tables at every checkpoint, the final tables,
+the figures); any DataFrame with the Kafka-source columns is an input.
+"""
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from ticdc_conformance.consumer.decode_stage import PROGRESS_SEQ, _PartitionProgress, arrow_decoder
+from ticdc_conformance.consumer.decoder_options import decoder_options
+from ticdc_conformance.consumer.local import consume_local, merged_records
+from ticdc_conformance.consumer.spark_plan import Checkpoints, position
+from ticdc_conformance.runner import run_encoding
+from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_generators.pipeline import config_for, encoding_names, generate
+
+CONFORMANCE_SCENARIOS = ["smoke", "keys", "ddl-evolution", "multi-table", "replays"]
+
+
+# --- without Spark --------------------------------------------------------------------------------
+def _decoded(case: Path, manifest: dict) -> list[dict]:
+    """The decode stage over every record file, one partition after the other, as Spark runs it."""
+    rows = []
+    for path in sorted((case / "records").glob("*.parquet")):
+        decode = arrow_decoder(manifest["protocol"], decoder_options(manifest, case))
+        for batch in decode(iter(pq.read_table(path).to_batches(max_chunksize=64))):
+            rows.extend(batch.to_pylist())
+    return rows
+
+
+def _joined_late(case: Path, encoding: str) -> dict:
+    """A Simple stream read by a consumer that joined late: the first records of every partition
+    are gone, rows wait for the next BOOTSTRAP (sent every 20 row changes of a table)."""
+    manifest = generate("smoke", 1, config_for("smoke", encoding, send_bootstrap_in_msg_count=20), case)
+    for path in (case / "records").glob("*.parquet"):
+        pq.write_table(pq.read_table(path).slice(40), path)
+    return manifest
+
+
+@pytest.fixture(scope="module")
+def restarted(tmp_path_factory):
+    """A stream whose changefeed restarted: timestamps go back within a partition."""
+    case = tmp_path_factory.mktemp("replays") / "open-protocol"
+    manifest = generate("replays", 1, config_for("replays", "open-protocol"), case)
+    return case, manifest
+
+
+def test_arrival_places_reproduce_the_sequential_consumers_merge(restarted):
+    case, manifest = restarted
+    went_back = False
+    for path in (case / "records").glob("*.parquet"):
+        stamps = pq.read_table(path, columns=["timestamp"]).column("timestamp").to_pylist()
+        went_back |= any(b < a for a, b in zip(stamps, stamps[1:]))
+    assert went_back, "the restarts should send records with earlier timestamps again"
+    places = {}
+    for row in _decoded(case, manifest):
+        places.setdefault((row["topic"], row["partition"], row["offset"]), position(row)[:5])
+    merged = [(r.topic, r.partition, r.offset) for r in merged_records(case / "records")]
+    assert sorted(places, key=places.get) == merged
+
+
+def test_arrival_rule_equals_a_heap_merge_of_unsorted_partitions():
+    # heapq.merge over partitions whose keys go back still takes the smallest head each time.
+    for trial in range(300):
+        rng = random.Random(trial)
+        streams = [[KafkaRecord("t", p, off, None, None, rng.randint(0, 5)) for off in range(rng.randint(0, 9))]
+                   for p in range(rng.randint(1, 4))]
+        merged = list(heapq.merge(*streams, key=lambda r: (r.timestamp_ms, r.topic, r.partition, r.offset)))
+        placed = []
+        for stream in streams:
+            progress = _PartitionProgress()
+            for r in stream:
+                progress.arrive(r)
+                placed.append(((progress.pos_ts, r.topic, r.partition, progress.pos_offset, r.offset), r))
+        assert [r for _, r in sorted(placed, key=lambda x: x[0])] == merged
+
+
+def _lines(path: Path) -> list[bytes]:
+    """NDJSON lines (split at newlines only: row values may hold other line-breaking characters)."""
+    return [line for line in path.read_bytes().split(b"\n") if line]
+
+
+def _local_checkpoints(out: Path) -> list[int]:
+    return [json.loads(line)["ts"] for line in _lines(out / "applied.ndjson") if b'"kind":"checkpoint"' in line]
+
+
+@pytest.mark.parametrize("variant", ["restarted", "simple-joined-late"])
+def test_checkpoints_from_progress_rows_are_the_sequential_consumers(tmp_path, restarted, variant):
+    if variant == "restarted":
+        case, manifest = restarted
+    else:  # rows wait for their schema, and their partition's watermark waits with them
+        case = tmp_path / "simple"
+        manifest = _joined_late(case, "simple-json")
+    figures = consume_local(case / "records", manifest, tmp_path / "local")
+    rows = _decoded(case, manifest)
+    partitions = [(t, p) for t, n in sorted(manifest["topics"].items()) for p in range(n)]
+    cps = Checkpoints.from_progress([r for r in rows if r["kind"] == "progress"], partitions,
+                                    seen=any(r["kind"] == "watermark" for r in rows))
+    assert cps.values == _local_checkpoints(tmp_path / "local") and cps.count > 5
+    assert all(r["seq"] == PROGRESS_SEQ for r in rows if r["kind"] == "progress")
+    held = sum(json.loads(r["summary"])["held"] for r in rows if r["kind"] == "end")
+    assert held == figures["rows_waiting_for_schema"]
+    if variant != "restarted":  # rows waited: a BOOTSTRAP's record released row events
+        released = {(r["topic"], r["partition"], r["offset"]) for r in rows if r["kind"] == "bootstrap"}
+        assert any((r["topic"], r["partition"], r["offset"]) in released for r in rows if r["kind"] == "row")
+
+
+# --- with Spark -----------------------------------------------------------------------------------
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("scenario", CONFORMANCE_SCENARIOS)
+def test_spark_consumer_is_conformant_at_every_checkpoint(tmp_path, spark, scenario):
+    for encoding in encoding_names():
+        result = run_encoding(scenario, 1, encoding, tmp_path, consumer="spark", spark=spark)
+        assert result.conformant, result.render()
+        assert result.checkpoints.checked and result.checkpoints.checkpoints >= 10, result.checkpoint_summary
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("scenario", ["types", "wide-rows"])
+def test_spark_consumer_is_conformant_on_every_type_and_on_wide_rows(tmp_path, spark, scenario):
+    for encoding in encoding_names():
+        result = run_encoding(scenario, 1, encoding, tmp_path, consumer="spark", spark=spark)
+        assert result.conformant, result.render()
+        assert result.checkpoints.checked, result.checkpoint_summary
+
+
+def _tables_at_checkpoints(out: Path) -> dict[int, Counter]:
+    """Every table's rows at every checkpoint of the applied log, from the temporal states."""
+    checkpoints = _local_checkpoints(out)
+    at: dict[int, Counter] = defaultdict(Counter)
+    for path in (out / "states").glob("*.ndjson"):
+        for line in _lines(path):
+            doc = json.loads(line)
+            for w in checkpoints:
+                if doc["from"] <= w and (doc["to"] is None or w < doc["to"]):
+                    at[w][(path.name, json.dumps(doc["row"], sort_keys=True))] += 1
+    return {w: at[w] for w in checkpoints}
+
+
+def _final(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((out / "final").glob("*.ndjson"))}
+
+
+def _consume_both(spark, case: Path, manifest: dict, tmp_path: Path, records=None) -> tuple[Path, Path, dict, dict]:
+    from ticdc_conformance.consumer.spark_job import consume
+
+    local, remote = tmp_path / "local", tmp_path / "spark"
+    local_figures = consume_local(case / "records", manifest, local)
+    spark_figures = consume(spark, case / "records" if records is None else records, manifest, remote,
+                            tmp_path / "work", run_dir=case)
+    return local, remote, local_figures, spark_figures
+
+
+def _assert_same_outputs(local: Path, remote: Path, local_figures: dict, spark_figures: dict) -> None:
+    # Both read the partitions in the same merged order, so the log is the same line for line.
+    assert (remote / "applied.ndjson").read_bytes() == (local / "applied.ndjson").read_bytes()
+    assert pq.read_table(remote / "applied.parquet").equals(pq.read_table(local / "applied.parquet"))
+    assert _final(remote) == _final(local)
+    at_local, at_spark = _tables_at_checkpoints(local), _tables_at_checkpoints(remote)
+    assert at_spark == at_local and len(at_local) >= 10
+    # The line order within a states file is free; the lines are the same.
+    for path in (local / "states").glob("*.ndjson"):
+        assert sorted(_lines(remote / "states" / path.name)) == sorted(_lines(path))
+    assert sorted(p.name for p in (remote / "states").iterdir()) == sorted(p.name for p in (local / "states").iterdir())
+    assert {k: v for k, v in spark_figures.items() if k not in ("records", "events")} == local_figures
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("encoding", encoding_names())
+def test_spark_outputs_equal_the_sequential_consumers_on_smoke(tmp_path, spark, encoding):
+    case = tmp_path / "case"
+    manifest = generate("smoke", 1, config_for("smoke", encoding), case)
+    _assert_same_outputs(*_consume_both(spark, case, manifest, tmp_path))
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1800)
+def test_spark_outputs_equal_the_sequential_consumers_after_restarts(tmp_path, spark, restarted):
+    case, manifest = restarted
+    local, remote, local_figures, spark_figures = _consume_both(spark, case, manifest, tmp_path)
+    _assert_same_outputs(local, remote, local_figures, spark_figures)
+    assert spark_figures["watermark_regressions"] > 0 and spark_figures["rows_dropped_below_watermark"] > 0
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1800)
+def test_spark_outputs_equal_the_sequential_consumers_for_a_simple_consumer_joining_late(tmp_path, spark):
+    case = tmp_path / "case"
+    manifest = _joined_late(case, "simple-avro")
+    local, remote, local_figures, spark_figures = _consume_both(spark, case, manifest, tmp_path)
+    _assert_same_outputs(local, remote, local_figures, spark_figures)
+    assert spark_figures["records"] == sum(pq.read_metadata(p).num_rows for p in (case / "records").glob("*.parquet"))
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1800)
+def test_spark_consumer_without_commit_ts_applies_in_arrival_order_like_the_sequential_one(tmp_path, spark):
+    case = tmp_path / "case"
+    manifest = generate("ddl-evolution", 1, config_for("ddl-evolution", "canal-json", enable_tidb_extension=False), case)
+    local, remote, local_figures, spark_figures = _consume_both(spark, case, manifest, tmp_path)
+    assert spark_figures["ordering"] == "arrival (the stream carries no commit ts)"
+    assert (remote / "applied.ndjson").read_bytes() == (local / "applied.ndjson").read_bytes()
+    assert _final(remote) == _final(local)
+    assert {k: v for k, v in spark_figures.items() if k not in ("records", "events")} == local_figures
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1800)
+def test_spark_consumer_takes_any_dataframe_with_the_kafka_source_columns(tmp_path, spark):
+    from pyspark.sql import functions as F
+
+    case = tmp_path / "case"
+    manifest = generate("ddl-evolution", 1, config_for("ddl-evolution", "simple-json"), case)
+    # As Spark's Kafka source gives it: its column order, the timestamp as a timestamp, no file behind it.
+    df = (spark.read.parquet(str(case / "records"))
+          .select("key", "value", "topic", "partition", "offset", F.col("timestamp").cast("timestamp"),
+                  "timestampType", "headers").localCheckpoint())
+    local, remote, local_figures, spark_figures = _consume_both(spark, case, manifest, tmp_path, records=df)
+    _assert_same_outputs(local, remote, local_figures, spark_figures)
