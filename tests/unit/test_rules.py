@@ -19,6 +19,7 @@ from ticdc_conformance.rules.catalogue import CATALOGUE_DIR
 from ticdc_conformance.rules.coverage import compute, coverage, load_checks
 from ticdc_conformance.rules.doc import render
 from ticdc_conformance.rules.known_checks import KNOWN_CHECKS
+from ticdc_conformance.rules.registry import REGISTRY
 from ticdc_conformance.rules.markers import MarkerError, find_marked_tests
 from ticdc_conformance.rules.model import ID_PATTERN, PREFIX_ENCODINGS, normalize_ws
 
@@ -176,16 +177,20 @@ def test_cli_filters_by_protocol_level_and_topic():
     assert cli("-p", "no-such-protocol").exit_code != 0
 
 
-def test_cli_coverage_reports_checks_and_strict_fails_on_unchecked_rules():
+def test_cli_coverage_reports_checks_and_strict_fails_on_unchecked_rules(monkeypatch):
     out = cli("--coverage", "--format", "json", "--topic", "state")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
     [state] = report["rules"]
     assert state["id"] == "CONSUMER-STATE-1" and "differential.final-state" in state["checks"]
+    assert cli("--coverage", "--strict", "--protocol", "simple").exit_code == 0
+    # Every rule has a check now; take one away and --strict must name its rule.
+    load_checks()
+    monkeypatch.delitem(REGISTRY._checks, "lint.simple.watermark-period")
     strict = cli("--coverage", "--strict", "--protocol", "simple")
     unchecked = [r.id for r in compute(CATALOGUE, load_checks(), [],
                                        CATALOGUE.select(["simple-json", "simple-avro"])).without_check]
-    assert unchecked, "Simple has stream rules no check enforces yet"
+    assert unchecked == ["SIMPLE-WATERMARK-3"]
     assert strict.exit_code == 1 and all(i in strict.stdout.splitlines()[-1] for i in unchecked)
     assert cli("--coverage", "--strict", "--topic", "framing").exit_code == 0
 

@@ -7,8 +7,8 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ticdc_generators.kafka_record import KafkaRecord
 
-from .findings import Findings
-from .readers import Readers
+from .findings import NO_OFFSET, Findings
+from .readers import Problem, Readers
 from .settings import LintSettings
 from .sources import RecordFiles, in_offset_order
 from .stream import StreamChecker
@@ -39,14 +39,21 @@ def lint(records: Iterable[KafkaRecord], settings: LintSettings, findings: Optio
         stream.record(record)
         read = readers.reader(record).read(record)
         for problem in read.problems:
-            report = findings.info if problem.info else findings.violation
-            report(problem.rule, record.topic, record.partition, record.offset, problem.message)
+            _report(findings, record.topic, record.partition, record.offset, problem)
         for event in read.events:
             stream.event(record, event)
+    for topic, partition, problem in readers.finish():
+        _report(findings, topic, partition, NO_OFFSET, problem)
     stream.finish()
     summary = {"protocol": settings.protocol, "encoding": settings.encoding, **stream.summary(),
                "findings": findings.by_rule()}
     return LintResult(findings, summary)
+
+
+def _report(findings: Findings, topic: str, partition: int, offset: int, problem: Problem) -> None:
+    """A reader's problem as a finding at its record (or at the earlier record it names)."""
+    report = findings.info if problem.info else findings.violation
+    report(problem.rule, topic, partition, problem.offset if problem.offset is not None else offset, problem.message)
 
 
 def lint_record_files(directory: Path, settings: LintSettings, findings: Optional[Findings] = None) -> LintResult:

@@ -18,6 +18,11 @@ from ..protocols.claim_check import claim_check_options
 from .seen import DEFAULT_CAPACITY, DEFAULT_HORIZON
 
 PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
+# spec 004, WATERMARK: "目前的周期为 1 秒钟" (the period is currently 1 second); a generated run's manifest
+# names the simulator's period (`generator.watermark_interval_ms`).
+DEFAULT_WATERMARK_INTERVAL_MS = 1000
+# spec 004: send-bootstrap-interval-in-sec defaults to 120 seconds.
+DEFAULT_BOOTSTRAP_INTERVAL_SEC = 120
 # Dispatchers under which one row's changes may land in different partitions: `ts` spreads by
 # commit ts, `columns` and `index-value` with a named index hash columns an update may change
 # (TiCDC downstreamadapter/sink/eventrouter/partition/). Tables under them skip the same-row check.
@@ -42,6 +47,12 @@ class LintSettings:
     horizon: int = DEFAULT_HORIZON
     capacity: int = DEFAULT_CAPACITY
     dispatchers: tuple[_Dispatcher, ...] = ()
+    watermark_interval_ms: int = DEFAULT_WATERMARK_INTERVAL_MS  # how often watermarks are sent
+
+    @property
+    def bootstrap_interval_ms(self) -> int:
+        """send-bootstrap-interval-in-sec, in ms."""
+        return self.option_int("send-bootstrap-interval-in-sec", DEFAULT_BOOTSTRAP_INTERVAL_SEC) * 1000
 
     @property
     def encoding(self) -> str:
@@ -142,12 +153,24 @@ def load_settings(protocol: Optional[str], encoding: Optional[str] = None, manif
             raise SettingsError(f"the manifest's encoding-format is {manifest_fmt}, not {fmt}")
         sink["encoding-format"] = fmt or manifest_fmt or "json"
     resources = _resources(data, Path(manifest).parent, sink) if manifest is not None else {}
-    return make_settings(name, sink, data.get("topics") or {}, resources, horizon, capacity)
+    return make_settings(name, sink, data.get("topics") or {}, resources, horizon, capacity,
+                         _watermark_interval(data))
+
+
+def _watermark_interval(manifest: Mapping[str, Any]) -> int:
+    generator = manifest.get("generator")
+    value = generator.get("watermark_interval_ms") if isinstance(generator, dict) else None
+    if value is None:
+        return DEFAULT_WATERMARK_INTERVAL_MS
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise SettingsError(f"manifest generator.watermark_interval_ms must be a positive integer, got {value!r}")
+    return value
 
 
 def make_settings(protocol: str, sink: Mapping[str, Any], topics: Mapping[str, int],
                   resources: Optional[Mapping[str, Any]] = None, horizon: int = DEFAULT_HORIZON,
-                  capacity: int = DEFAULT_CAPACITY) -> LintSettings:
+                  capacity: int = DEFAULT_CAPACITY,
+                  watermark_interval_ms: int = DEFAULT_WATERMARK_INTERVAL_MS) -> LintSettings:
     """Settings from sink options under TiCDC's names (a manifest's `sink`), topics and their partition
     counts, and decoder resources (claim-check folder, snapshot lookup)."""
     try:
@@ -156,4 +179,4 @@ def make_settings(protocol: str, sink: Mapping[str, Any], topics: Mapping[str, i
         raise SettingsError(f"sink dispatchers: {e}") from None
     return LintSettings(protocol=protocol, options={**sink, **(resources or {})},
                         topics={str(t): int(n) for t, n in topics.items()}, horizon=horizon, capacity=capacity,
-                        dispatchers=dispatchers)
+                        dispatchers=dispatchers, watermark_interval_ms=watermark_interval_ms)

@@ -6,6 +6,7 @@ partition and offset.
 """
 from __future__ import annotations
 
+import binascii
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Optional
 
@@ -71,3 +72,16 @@ def bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     raise ValueError(f"option {name!r} must be a boolean, got {value!r}")
+
+
+def is_canonical_base64(text: str) -> bool:
+    """Whether `text` is exactly the standard, padded base64 TiCDC prints for some bytes.
+
+    Such text is its own canonical form, so decoders can keep it without decoding and re-encoding it;
+    text that is not (padding bits set, characters outside the alphabet, not base64 at all) gets False
+    and goes through the decoder's strict reading, which says what is wrong with it.
+    """
+    try:
+        return binascii.b2a_base64(binascii.a2b_base64(text), newline=False) == text.encode()
+    except (binascii.Error, ValueError):  # ValueError: a str with non-ASCII characters
+        return False

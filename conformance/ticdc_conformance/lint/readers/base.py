@@ -26,6 +26,9 @@ class Problem:
     rule: str
     message: str
     info: bool = False  # something the rule allows, reported for the reader's attention only
+    # The offset of an earlier record of the partition the problem is about, when it is only found
+    # later (a timing rule judged once the next watermark shows whether a restart came between).
+    offset: Optional[int] = None
 
 
 @dataclass

@@ -9,7 +9,9 @@ definition"; spec 001, its Japanese edition).
   cluster is the one `payload.source.name` names, so key and value must agree on it.
 - A DML key's payload holds the handle columns with their current values: the row image's values.
 - A DML names its commit ts (`payload.source.commit_ts`, a uint64).
-- A DDL's `tableChanges[].table` has the fields and JSON types the spec's table lists.
+- A DDL's `tableChanges[].table` has the fields and JSON types the spec's table lists, and the columns
+  its statement defines carry the charsetName, enumValues and temporal defaults TiDB recorded from
+  those definitions (debezium_columns.py).
 - No field is of a spatial type (TiDB has none), of REAL or BOOLEAN (TiCDC writes DOUBLE and
   TINYINT), and no BLOB, TEXT, GEOMETRY or JSON column has a default value.
 - A message is a DDL, DML or WATERMARK event, nothing else (from v9.0.0 all three may come).
@@ -20,6 +22,7 @@ from typing import Any, Optional
 
 from ...rules import checks_rules
 from .base import Problem
+from .debezium_columns import check_ddl_columns
 
 ROW_OPS = ("c", "r", "u", "d")
 DDL_KEY_NAME = "io.debezium.connector.mysql.SchemaChangeKey"
@@ -220,5 +223,6 @@ def check_message(key: Optional[dict], value: dict, problems: list[Problem]) -> 
                                   problems)
     elif kind == "ddl":
         check_table_changes(payload, problems)
+        check_ddl_columns(payload, problems)
         for type_name, default, name in ddl_column_types(payload):
             check_type_limits(type_name, default, f"DDL column {name}", problems)

@@ -34,6 +34,7 @@ from ...rules import checks_rules
 from .base import Problem, Read, rejected
 from .simple_checks import (BootstrapCounter, check_bootstrap_commit_ts, check_bootstrap_partition,
                             check_ddl_schemas, check_rename_version)
+from .simple_timing import SimpleTiming
 
 SchemaKey = tuple[str, str, int]
 # spec 004's mysqlType table, split into rules: integers, BIGINT UNSIGNED, numbers, strings,
@@ -91,7 +92,7 @@ class SimpleSchemas:
 class SimpleReader:
     def __init__(self, options: Mapping[str, Any], schemas: SimpleSchemas, decode_rule: str,
                  bootstraps_sent: bool, partition: int = 0, to_all: bool = True,
-                 msg_count: Optional[int] = None) -> None:
+                 msg_count: Optional[int] = None, timing: Optional[SimpleTiming] = None) -> None:
         avro = options.get("encoding-format") == "avro"
         self._avro = avro
         self._parse: Callable[[bytes], Any] = parse_avro if avro else parse_json
@@ -103,6 +104,7 @@ class SimpleReader:
         self.bootstraps_sent = bootstraps_sent
         self.partition, self.to_all = partition, to_all
         self.counter = BootstrapCounter(msg_count if bootstraps_sent and to_all else None)
+        self.timing = timing
 
     def read(self, record: KafkaRecord) -> Read:
         out = Read()
@@ -118,8 +120,23 @@ class SimpleReader:
         else:
             if isinstance(message, BootstrapMessage):
                 self._bootstrap(raw, message.table, out.problems)
+            self._time(message, record.offset, out.problems)
             out.events.extend(self._events(message, out.problems))
         return out
+
+    def _time(self, message: Any, offset: int, problems: list[Problem]) -> None:
+        """The message's part in the timing rules (simple_timing.py)."""
+        timing, build = self.timing, getattr(message, "build_ts", None)
+        if timing is None or build is None:
+            return
+        if isinstance(message, WatermarkMessage):
+            timing.watermark(message.commit_ts, build, offset, problems)
+        elif isinstance(message, BootstrapMessage):
+            timing.bootstrap((message.table.schema, message.table.table), build, offset, problems)
+        elif isinstance(message, DDLMessage):
+            timing.event(build, offset)
+        else:
+            timing.row((message.schema, message.table), build, offset)
 
     def _events(self, message: Any, problems: list[Problem]) -> list[DecodedEvent]:
         if isinstance(message, WatermarkMessage):

@@ -16,16 +16,20 @@ from typing import Any, Optional
 
 from ticdc_generators.kafka_record import KafkaRecord
 
+from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ..common import Malformed, decode_errors, json_object
+from ..common import Malformed, json_object
 from ..compression import decompress
 from ..keys import carried_key
 from .options import DebeziumOptions, parse_options
-from .schema import FieldSpec, envelope_field, parse_struct_fields
-from .values import decode_typed, decode_untyped
+from .columns import Struct, StructCache
+from .schema import envelope_field
+from .values import decode_untyped
 
 _ROW_OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
 _U64_MAX = 2**64 - 1
+# What a value without schema may be and passes through unchanged (values.decode_untyped).
+_PLAIN_SCALARS = frozenset({str, int, float, type(None)})
 
 _Envelope = tuple[dict, Optional[dict]]  # (payload, schema or None)
 
@@ -33,10 +37,20 @@ _Envelope = tuple[dict, Optional[dict]]  # (payload, schema or None)
 class DebeziumDecoder:
     def __init__(self, options: Optional[dict] = None) -> None:
         self._opts: DebeziumOptions = parse_options(options)
+        self._structs = StructCache(self._opts)
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
-        with decode_errors(record, unexpected="malformed message"):
+        # common.decode_errors(record, unexpected="malformed message"), written out: a with-block costs
+        # more than the decoding of a small row.
+        try:
             return self._decode(record)
+        except DecodeError:
+            raise
+        except Malformed as e:
+            raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
+        except Exception as e:  # noqa: BLE001 - a missing check; the label tells it from a named one
+            raise DecodeError(record.topic, record.partition, record.offset,
+                              f"malformed message ({type(e).__name__}: {e})") from e
 
     # --- envelopes ---------------------------------------------------------------------
 
@@ -109,41 +123,35 @@ class DebeziumDecoder:
         if kind == "update" and before_raw is None and self._opts.output_old_value:
             raise Malformed("op 'u' without 'before' although output-old-value is on")
 
-        before_specs = after_specs = None
+        before_struct = after_struct = None
         if schema is not None:
             if before_raw is not None:
-                before_specs = self._row_specs(schema, "before")
+                before_struct = self._row_struct(schema, "before")
             if after_raw is not None:
-                after_specs = self._row_specs(schema, "after")
-        before = None if before_raw is None else self._values(before_raw, before_specs, "before")
-        after = None if after_raw is None else self._values(after_raw, after_specs, "after")
-        specs = after_specs if after_specs is not None else before_specs
-        columns = tuple(s.column for s in specs) if specs is not None else ()
+                after_struct = self._row_struct(schema, "after")
+        before = None if before_raw is None else self._values(before_raw, before_struct, "before")
+        after = None if after_raw is None else self._values(after_raw, after_struct, "after")
+        struct = after_struct if after_struct is not None else before_struct
+        columns = struct.names if struct is not None else ()
         # The key names the table's handle key whatever a column selector kept; the row is
         # identified by it only when the value carries it too (keys.py).
         key_columns = carried_key([self._key_columns(key)], after, before)
         return DecodedRow(schema=db, table=table, op=kind, commit_ts=commit_ts, after=after,
                           before=before, key_columns=key_columns, columns=columns)
 
-    def _row_specs(self, schema: dict, part: str) -> tuple[FieldSpec, ...]:
+    def _row_struct(self, schema: dict, part: str) -> Struct:
         descriptor = envelope_field(schema, part)
         if descriptor is None:
             raise Malformed(f"schema declares no '{part}' although the payload has one")
-        return parse_struct_fields(descriptor, f"schema.{part}", self._opts.tidb_extension)
+        return self._structs.get(descriptor, f"schema.{part}")
 
-    def _values(self, raw: dict, specs: Optional[tuple[FieldSpec, ...]], where: str) -> dict[str, Any]:
-        if specs is None:
-            return {name: decode_untyped(v, f"{where}.{name}") for name, v in raw.items()}
-        out: dict[str, Any] = {}
-        for spec in specs:
-            if spec.column in raw:
-                out[spec.column] = decode_typed(spec, raw[spec.column], self._opts, where)
-            elif not spec.optional:
-                raise Malformed(f"{where}: non-optional column {spec.column!r} missing from the payload")
-        extra = [name for name in raw if name not in out]
-        if extra:
-            raise Malformed(f"{where}: column {extra[0]!r} is not in the schema")
-        return out
+    @staticmethod
+    def _values(raw: dict, struct: Optional[Struct], where: str) -> dict[str, Any]:
+        if struct is not None:
+            return struct.values(raw, where)
+        if _PLAIN_SCALARS.issuperset(map(type, raw.values())):
+            return dict(raw)  # what decode_untyped makes of each of these values: the value itself
+        return {name: decode_untyped(v, f"{where}.{name}") for name, v in raw.items()}
 
     def _key_columns(self, key: Optional[_Envelope]) -> tuple[str, ...]:
         # Spec 000, DML key: "The fields in the key only include primary key or unique index
@@ -152,15 +160,15 @@ class DebeziumDecoder:
             raise Malformed("row record without a key")
         payload, schema = key
         if schema is None:
-            for name, v in payload.items():
-                decode_untyped(v, f"key.{name}")
+            if not _PLAIN_SCALARS.issuperset(map(type, payload.values())):
+                for name, v in payload.items():
+                    decode_untyped(v, f"key.{name}")
             return tuple(payload)
-        specs = parse_struct_fields(schema, "key schema", self._opts.tidb_extension)
-        names = tuple(s.column for s in specs)
-        if set(names) != set(payload):
-            raise Malformed(f"key payload columns {sorted(payload)} differ from its schema {sorted(names)}")
-        self._values(payload, specs, "key")
-        return names
+        struct = self._structs.get(schema, "key schema")
+        if struct.known != payload.keys():
+            raise Malformed(f"key payload columns {sorted(payload)} differ from its schema {sorted(struct.names)}")
+        struct.values(payload, "key")
+        return struct.names
 
     def _ddl(self, payload: dict) -> DecodedDDL:
         source = _source(payload)

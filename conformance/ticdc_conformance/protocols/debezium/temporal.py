@@ -37,7 +37,15 @@ def render_date(d: date) -> str:
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 
+# datetime.isoformat prints the same text for these digit counts: a four-digit zero-padded year and
+# the fraction truncated, not rounded. Only a naive datetime, which gets no UTC offset appended.
+_ISO_TIMESPEC = {0: "seconds", 3: "milliseconds", 6: "microseconds"}
+
+
 def render_datetime(dt: datetime, digits: int) -> str:
+    timespec = _ISO_TIMESPEC.get(digits)
+    if timespec is not None and dt.tzinfo is None:
+        return dt.isoformat(" ", timespec)
     text = f"{render_date(dt)} {dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
     if digits:
         text += "." + f"{dt.microsecond:06d}"[:digits]

@@ -19,7 +19,7 @@ from . import temporal
 from .options import DebeziumOptions
 from .schema import FieldSpec
 
-_INT_RANGES = {
+INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),
     "int16": (-(2**15), 2**15 - 1),
     "int32": (-(2**31), 2**31 - 1),
@@ -62,7 +62,7 @@ def decode_typed(spec: FieldSpec, raw: Any, opts: DebeziumOptions, where: str) -
             raise Malformed(f"{where}: null in a non-optional column")
         return None
     t = spec.type
-    if t in _INT_RANGES:
+    if t in INT_RANGES:
         return _decode_int(spec, raw, where)
     if t in ("float", "double"):
         if not isinstance(raw, (int, float)) or isinstance(raw, bool):
@@ -98,7 +98,7 @@ def decode_typed(spec: FieldSpec, raw: Any, opts: DebeziumOptions, where: str) -
 def _decode_int(spec: FieldSpec, raw: Any, where: str) -> Any:
     if not _is_int(raw):
         raise Malformed(f"{where}: expected an integer for {spec.type}, got {type(raw).__name__}")
-    lo, hi = _INT_RANGES[spec.type]
+    lo, hi = INT_RANGES[spec.type]
     if not lo <= raw <= hi:
         raise Malformed(f"{where}: {raw} does not fit {spec.type}")
     sem = spec.semantic

@@ -13,25 +13,36 @@ from ..common import Malformed
 MAX_U64 = 2**64 - 1
 
 
-def _get(obj: dict, key: str, where: str, optional: bool) -> Any:
-    value = obj.get(key)
-    if value is None and not optional:
+# These run for every field of every message: each getter returns a well-typed value first and only
+# then sorts out absence and the wrong types.
+
+def _absent(key: str, where: str, optional: bool) -> None:
+    if not optional:
         raise Malformed(f"{where}: missing field {key!r}")
+    return None
+
+
+def _checked(value: Any, cls: type, label: str, key: str, where: str, optional: bool) -> Any:
+    """What a getter makes of a value that is not plainly of its type: absent, of a subclass, or wrong."""
+    if value is None:
+        return _absent(key, where, optional)
+    if not isinstance(value, cls):
+        raise Malformed(f"{where}: field {key!r} must be {label}, got {type(value).__name__}")
     return value
 
 
 def get_str(obj: dict, key: str, where: str, optional: bool = False) -> Optional[str]:
-    value = _get(obj, key, where, optional)
-    if value is not None and not isinstance(value, str):
-        raise Malformed(f"{where}: field {key!r} must be a string, got {type(value).__name__}")
-    return value
+    value = obj.get(key)
+    return value if value.__class__ is str else _checked(value, str, "a string", key, where, optional)
 
 
 def get_int(obj: dict, key: str, where: str, optional: bool = False,
             lo: int = -(2**63), hi: int = MAX_U64) -> Optional[int]:
-    value = _get(obj, key, where, optional)
+    value = obj.get(key)
+    if value.__class__ is int and lo <= value <= hi:
+        return value
     if value is None:
-        return None
+        return _absent(key, where, optional)
     # bool is an int subclass in Python; JSON true is never a number.
     if isinstance(value, bool) or not isinstance(value, int):
         raise Malformed(f"{where}: field {key!r} must be an integer, got {type(value).__name__}")
@@ -41,24 +52,18 @@ def get_int(obj: dict, key: str, where: str, optional: bool = False,
 
 
 def get_bool(obj: dict, key: str, where: str, optional: bool = False) -> Optional[bool]:
-    value = _get(obj, key, where, optional)
-    if value is not None and not isinstance(value, bool):
-        raise Malformed(f"{where}: field {key!r} must be a boolean, got {type(value).__name__}")
-    return value
+    value = obj.get(key)
+    return value if value.__class__ is bool else _checked(value, bool, "a boolean", key, where, optional)
 
 
 def get_dict(obj: dict, key: str, where: str, optional: bool = False) -> Optional[dict]:
-    value = _get(obj, key, where, optional)
-    if value is not None and not isinstance(value, dict):
-        raise Malformed(f"{where}: field {key!r} must be an object, got {type(value).__name__}")
-    return value
+    value = obj.get(key)
+    return value if value.__class__ is dict else _checked(value, dict, "an object", key, where, optional)
 
 
 def get_list(obj: dict, key: str, where: str, optional: bool = False) -> Optional[list]:
-    value = _get(obj, key, where, optional)
-    if value is not None and not isinstance(value, list):
-        raise Malformed(f"{where}: field {key!r} must be an array, got {type(value).__name__}")
-    return value
+    value = obj.get(key)
+    return value if value.__class__ is list else _checked(value, list, "an array", key, where, optional)
 
 
 def get_str_list(obj: dict, key: str, where: str, optional: bool = False) -> Optional[tuple[str, ...]]:

@@ -18,12 +18,12 @@ from .table import ColumnInfo
 from .timestamps import render_timestamp
 
 _INT_RE = re.compile(r"-?[0-9]+\Z", re.ASCII)
-_FLOAT_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z", re.ASCII)
-_DECIMAL_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z", re.ASCII)
+FLOAT_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z", re.ASCII)
+DECIMAL_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z", re.ASCII)
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z", re.ASCII)
 _DATETIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?\Z", re.ASCII)
 _TIME_RE = re.compile(r"-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?\Z", re.ASCII)
-_TEMPORAL_RE = {"date": _DATE_RE, "datetime": _DATETIME_RE, "time": _TIME_RE}
+TEMPORAL_RE = {"date": _DATE_RE, "datetime": _DATETIME_RE, "time": _TIME_RE}
 
 _TIMESTAMP_RECORD = "com.pingcap.simple.avro.Timestamp"
 _UNSIGNED_BIGINT_RECORD = "com.pingcap.simple.avro.UnsignedBigint"
@@ -129,12 +129,12 @@ def from_json(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
     if kind == "integer":
         return _check_int(col, _int_text(col, raw))
     if kind in ("float", "double"):
-        if not _FLOAT_RE.match(raw):
+        if not FLOAT_RE.match(raw):
             raise _mismatch(raw, "a decimal floating-point string")
         v = float(raw)
         return float32_shortest(v) if kind == "float" else _finite_double(col, v)
     if kind == "decimal":
-        if not _DECIMAL_RE.match(raw):
+        if not DECIMAL_RE.match(raw):
             raise _mismatch(raw, "a DECIMAL string")
         return raw
     if kind == "binary":
@@ -143,8 +143,8 @@ def from_json(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
         except (binascii.Error, ValueError):
             raise _mismatch(raw, "standard base64") from None
         return base64.b64encode(data).decode("ascii")
-    if kind in _TEMPORAL_RE:
-        if not _TEMPORAL_RE[kind].match(raw):
+    if kind in TEMPORAL_RE:
+        if not TEMPORAL_RE[kind].match(raw):
             raise _mismatch(raw, f"a {col.mysql_type.upper()} string")
         return raw
     if kind == "year":
@@ -219,8 +219,8 @@ def from_avro(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
         return _avro_long(col, raw, lambda c, v: _bit(c, v & _U64_MASK))
     if not isinstance(raw, str):
         raise _mismatch(raw, "an Avro string")
-    if kind == "decimal" and not _DECIMAL_RE.match(raw):
+    if kind == "decimal" and not DECIMAL_RE.match(raw):
         raise _mismatch(raw, "a DECIMAL string")
-    if kind in _TEMPORAL_RE and not _TEMPORAL_RE[kind].match(raw):
+    if kind in TEMPORAL_RE and not TEMPORAL_RE[kind].match(raw):
         raise _mismatch(raw, f"a {col.mysql_type.upper()} string")
     return raw  # decimal, text, date, datetime, time, json

@@ -51,12 +51,24 @@ def _unwrap(value: object, name: str, where: str) -> dict:
     return value[1]
 
 
-def _read(value: bytes) -> tuple[str, dict]:
-    fo = _BoundedReader(value)
+def _bounded_datum(fo: _BoundedReader) -> object:
     try:
-        datum = schemaless_reader(fo, MESSAGE_SCHEMA, None, return_record_name=True)
+        return schemaless_reader(fo, MESSAGE_SCHEMA, None, return_record_name=True)
     except _READ_ERRORS as e:
         raise Malformed(f"not a Simple Avro datum: {type(e).__name__}: {e}") from None
+
+
+def _read(value: bytes) -> tuple[str, dict]:
+    # A plain BytesIO first: the bounded reader's Python-level read() runs for every varint byte and
+    # costs more than the datum's decoding. fastavro checks each length-prefixed read itself, so a datum
+    # it reads whole from the plain buffer is one the bounded reader reads the same; for any other, the
+    # bounded reader reads it again and says where it breaks.
+    fo: io.BytesIO = io.BytesIO(value)
+    try:
+        datum = schemaless_reader(fo, MESSAGE_SCHEMA, None, return_record_name=True)
+    except _READ_ERRORS:
+        fo = _BoundedReader(value)
+        datum = _bounded_datum(fo)
     if fo.tell() != len(value):
         raise Malformed(f"{len(value) - fo.tell()} trailing bytes after the Avro datum")
     message = _unwrap(datum, _NS + "Message", "Avro datum")
@@ -78,21 +90,22 @@ def parse_avro(value: bytes) -> Message:
     version = get_int(p, "version", where)
     if version != 1:
         raise Malformed(f"unsupported Simple protocol version {version} (spec 004: currently 1)")
-    get_int(p, "buildTs", where)
+    build_ts = get_int(p, "buildTs", where)
     if mtype == "BOOTSTRAP":
         # The Bootstrap record holds its TableSchema directly, not through a null union.
-        return BootstrapMessage(table_from_wire(get_dict(p, "tableSchema", where), "database", f"{where} tableSchema"))
+        return BootstrapMessage(table_from_wire(get_dict(p, "tableSchema", where), "database", f"{where} tableSchema"),
+                                build_ts)
     # Avro longs are signed; a TSO never reaches 2^63, so a negative one is corrupt.
     commit_ts = get_int(p, "commitTs", where, lo=0, hi=_MAX_LONG)
     if mtype == "WATERMARK":
-        return WatermarkMessage(commit_ts)
+        return WatermarkMessage(commit_ts, build_ts)
     ddl_or_dml = get_str(p, "type", where)
     if mtype == "DDL":
         if ddl_or_dml not in DDL_TYPES:
             raise Malformed(f"unknown DDL type {ddl_or_dml!r}")
         return DDLMessage(ddl_or_dml, get_str(p, "sql", where), commit_ts,
                           _schema(p.get("tableSchema"), f"{where} tableSchema"),
-                          _schema(p.get("preTableSchema"), f"{where} preTableSchema"))
+                          _schema(p.get("preTableSchema"), f"{where} preTableSchema"), build_ts)
     op = DML_OPS.get(ddl_or_dml)
     if op is None:
         raise Malformed(f"unknown DML type {ddl_or_dml!r}")
@@ -108,4 +121,4 @@ def parse_avro(value: bytes) -> Message:
     old = get_dict(p, "old", where, optional=True)
     row_maps(op, data, old)
     return DMLMessage(op, schema, table, commit_ts, schema_version, data, old, handle_key_only, location,
-                      checksum)
+                      checksum, build_ts)

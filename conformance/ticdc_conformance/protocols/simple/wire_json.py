@@ -16,18 +16,19 @@ def parse_json(value: bytes) -> Message:
     mtype = get_str(obj, "type", "message")
     where = f"{mtype} message"
     commit_ts = get_int(obj, "commitTs", where, lo=0, hi=MAX_U64)
-    get_int(obj, "buildTs", where)
+    build_ts = get_int(obj, "buildTs", where)
     if mtype == "WATERMARK":
-        return WatermarkMessage(commit_ts)
+        return WatermarkMessage(commit_ts, build_ts)
     if mtype == "BOOTSTRAP":
-        return BootstrapMessage(table_from_wire(get_dict(obj, "tableSchema", where), "schema", f"{where} tableSchema"))
+        return BootstrapMessage(table_from_wire(get_dict(obj, "tableSchema", where), "schema", f"{where} tableSchema"),
+                                build_ts)
     if mtype in DDL_TYPES:
         sql = get_str(obj, "sql", where)
         schemas = []
         for key in ("tableSchema", "preTableSchema"):
             raw = get_dict(obj, key, where, optional=True)
             schemas.append(None if raw is None else table_from_wire(raw, "schema", f"{where} {key}"))
-        return DDLMessage(mtype, sql, commit_ts, schemas[0], schemas[1])
+        return DDLMessage(mtype, sql, commit_ts, schemas[0], schemas[1], build_ts)
     op = DML_OPS.get(mtype)
     if op is None:
         raise Malformed(f"unknown message type {mtype!r}")
@@ -43,4 +44,4 @@ def parse_json(value: bytes) -> Message:
     old = get_dict(obj, "old", where, optional=True)
     row_maps(op, data, old)
     return DMLMessage(op, schema, table, commit_ts, schema_version, data, old, handle_key_only, location,
-                      checksum)
+                      checksum, build_ts)
