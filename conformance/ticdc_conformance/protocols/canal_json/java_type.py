@@ -15,7 +15,7 @@ BIT, TINYINT, SMALLINT, INTEGER, BIGINT = -7, -6, 5, 4, -5
 REAL, DOUBLE, DECIMAL, CHAR, VARCHAR = 7, 8, 3, 1, 12
 DATE, TIME, TIMESTAMP, BLOB, CLOB = 91, 92, 93, 2004, 2005
 
-_CODES = {
+SQL_TYPE_CODES = {
     "tinyint": TINYINT, "smallint": SMALLINT, "mediumint": INTEGER, "int": INTEGER, "bigint": BIGINT,
     "float": REAL, "double": DOUBLE, "decimal": DECIMAL,
     "char": CHAR, "varchar": VARCHAR,
@@ -26,7 +26,7 @@ _CODES = {
 }
 
 # Unsigned integers above the signed maximum take a wider code; MEDIUMINT stays INTEGER either way.
-_PROMOTIONS = {
+PROMOTIONS = {
     "tinyint": (2**7 - 1, SMALLINT),
     "smallint": (2**15 - 1, INTEGER),
     "int": (2**31 - 1, BIGINT),
@@ -36,8 +36,8 @@ _PROMOTIONS = {
 
 def expected_sql_type(mtype: MySQLType, value: Any) -> int:
     """The code for a column of `mtype` holding `value` (already decoded; None for NULL)."""
-    code = _CODES[mtype.base]
-    promotion = _PROMOTIONS.get(mtype.base)
+    code = SQL_TYPE_CODES[mtype.base]
+    promotion = PROMOTIONS.get(mtype.base)
     if mtype.unsigned and promotion is not None and isinstance(value, int) and value > promotion[0]:
         return promotion[1]
     return code

@@ -30,11 +30,11 @@ def decode_rows(msg: dict, kind: str, commit_ts: Optional[int]) -> list[DecodedR
     where = f"{kind} event"
     schema = req_str(msg, "database", where)
     table = req_str(msg, "table", where)
-    pk_names = _pk_names(msg, where)
-    types = _mysql_types(msg, where)
+    pk = pk_names(msg, where)
+    types = mysql_types(msg, where)
     # pkNames names the whole table's primary key, mysqlType the columns the message carries: a
     # primary key a column selector cut away identifies no row (keys.py).
-    key_columns = carried_key([pk_names], types)
+    key_columns = carried_key([pk], types)
     sql_types = _sql_types(msg, where)
     if sql_types.keys() != types.keys():
         raise Malformed(f"{where}: sqlType and mysqlType describe different columns")
@@ -77,7 +77,7 @@ def decode_rows(msg: dict, kind: str, commit_ts: Optional[int]) -> list[DecodedR
     return out
 
 
-def _pk_names(msg: dict, where: str) -> tuple[str, ...]:
+def pk_names(msg: dict, where: str) -> tuple[str, ...]:
     names = req_list_or_null(msg, "pkNames", where)
     if names is None:
         return ()
@@ -86,7 +86,7 @@ def _pk_names(msg: dict, where: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _mysql_types(msg: dict, where: str) -> dict[str, MySQLType]:
+def mysql_types(msg: dict, where: str) -> dict[str, MySQLType]:
     out = {}
     for name, text in req_object(msg, "mysqlType", where).items():
         if not isinstance(text, str):
