@@ -371,6 +371,16 @@ def test_float_and_double_with_precision_and_scale(t):
     assert max(v for v in d.edges() if v is not None) == (f32(top) if t.base == "float" else top)
 
 
+@pytest.mark.parametrize("m,d", [(39, 0), (53, 2), (255, 30)])
+def test_float_whose_digits_exceed_the_float32_range_is_bounded_by_it(m, d):
+    d_ = domain_for(TiDBType("float", flen=m, decimal=d), nullable=True)
+    rng = random.Random(3)
+    values = [v for v in d_.edges() if v is not None] + [d_.draw(rng) for _ in range(300)]
+    for v in values:
+        d_.validate(v)
+    assert max(abs(v) for v in values if v is not None) == F32_MAX
+
+
 def test_validate_null_only_when_nullable():
     domain_for(TiDBType("int"), nullable=True).validate(None)
     with pytest.raises(ValueError, match="NULL"):

@@ -108,6 +108,8 @@ def float_family(t: TiDBType) -> Family:
     if fixed:
         m, d = t.flen, t.decimal
         units = 10 ** m - 1
+        if single:  # FLOAT(M,D) with M-D > 38: the float32 range, not the digits, bounds the column
+            units = min(units, int(F32_MAX) * 10 ** d)
         top = _fixed_round(units / 10 ** d, d, single)  # as stored: FLOAT's may lie just above
         # FLOAT(M,D)/DOUBLE(M,D): TiDB rounds to D decimals and refuses |v| >= 10**(M-D).
         base = g.integers(0 if t.unsigned else -units, units,
