@@ -53,16 +53,17 @@ class OpenProtocolDecoder:
             return [self._event(i, raw) for i, raw in enumerate(read_events(record.key, record.value))]
 
     def _event(self, index: int, raw: RawEvent) -> DecodedEvent:
+        kind = raw.key["t"]
         try:
-            if raw.kind == KIND_RESOLVED:
-                return self._resolved(raw)
-            if raw.kind == KIND_DDL:
-                return self._ddl(raw)
-            if raw.kind == KIND_ROW:
+            if kind == KIND_ROW:  # the common case first
                 return self._row(raw)
+            if kind == KIND_RESOLVED:
+                return self._resolved(raw)
+            if kind == KIND_DDL:
+                return self._ddl(raw)
         except Malformed as e:
             raise e.within(f"event {index}") from None
-        raise Malformed(f"event {index}: unknown event type {raw.kind}")
+        raise Malformed(f"event {index}: unknown event type {kind}")
 
     # --- event kinds ------------------------------------------------------------------
 
@@ -144,7 +145,9 @@ class OpenProtocolDecoder:
     def _value_object(self, raw: RawEvent, what: str) -> dict[str, Any]:
         if raw.value is None:
             raise Malformed(f"{what} event has no value frame")
-        return json_object(decompress(self.options.large_message_handle_compression, raw.value), f"{what} value")
+        codec = self.options.large_message_handle_compression
+        data = raw.value if codec == "none" else decompress(codec, raw.value)
+        return json_object(data, f"{what} value")
 
 
 def _section(value: dict[str, Any], name: str,
@@ -164,6 +167,8 @@ def _merge_old(old: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """The full old image. Under only-output-updated-columns "p" holds just the changed columns;
     an absent one kept its value, which is why TiCDC's own decoder fills it from "u"
     (TiCDC pkg/sink/codec/open/decoder.go, assembleDMLEvent)."""
+    if len(old) == len(after) and list(old) == list(after):
+        return old  # the whole old image, in the same column order: nothing to fill
     merged = {name: old[name] if name in old else v for name, v in after.items()}
     for name, v in old.items():
         merged.setdefault(name, v)

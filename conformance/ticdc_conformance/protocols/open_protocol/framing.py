@@ -10,8 +10,7 @@ accepted, the missing frame only for trailing Resolved events.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..common import Malformed, json_object
 
@@ -26,9 +25,10 @@ _KINDS = (KIND_ROW, KIND_DDL, KIND_RESOLVED)
 _U64_MAX = 2**64 - 1
 
 
-@dataclass(frozen=True)
-class RawEvent:
-    """One key frame, parsed, with its still-encoded value frame (None when the message had none)."""
+class RawEvent(NamedTuple):
+    """One key frame, parsed, with its still-encoded value frame (None when the message had none).
+    A named tuple: a message of many events makes many of these, and a tuple is the cheapest
+    immutable record to build."""
 
     key: dict[str, Any]
     value: Optional[bytes]
@@ -67,22 +67,29 @@ def parse_key(frame: bytes) -> dict[str, Any]:
     """An event key (spec 002, Event format: "ts" and "t" always, "scm"/"tbl" for rows and DDL)."""
     obj = json_object(frame, "key")
     kind = obj.get("t")
-    if not _is_int(kind) or kind not in _KINDS:
+    # `type(v) is int` rather than isinstance: JSON true/false arrive as Python bools, which are
+    # ints to isinstance, and orjson makes no other int subclass.
+    if type(kind) is not int or kind not in _KINDS:
         raise Malformed(f'key "t" is {kind!r}, not one of the event types 1 (row), 2 (DDL), 3 (resolved)')
     ts = obj.get("ts")
-    if not _is_int(ts) or not 0 <= ts <= _U64_MAX:
+    if type(ts) is not int or not 0 <= ts <= _U64_MAX:
         raise Malformed(f'key "ts" is {ts!r}, not a TSO (unsigned 64-bit integer)')
+    if len(obj) > 2:  # fields besides "t" and "ts"
+        _check_optional_fields(obj)
+    return obj
+
+
+def _check_optional_fields(obj: dict[str, Any]) -> None:
     for name in ("scm", "tbl", "ccl"):
-        if name in obj and not isinstance(obj[name], str):
+        if name in obj and type(obj[name]) is not str:
             raise Malformed(f'key "{name}" is {obj[name]!r}, not a string')
     # Optional fields TiCDC adds (TiCDC pkg/sink/codec/open/message.go, messageKey): row id,
     # partition table id, and the large-message markers; a wrong type means a broken encoder.
     for name in ("rid", "ptn"):
-        if name in obj and not _is_int(obj[name]):
+        if name in obj and type(obj[name]) is not int:
             raise Malformed(f'key "{name}" is {obj[name]!r}, not an integer')
-    if "ohk" in obj and not isinstance(obj["ohk"], bool):
+    if "ohk" in obj and type(obj["ohk"]) is not bool:
         raise Malformed(f'key "ohk" is {obj["ohk"]!r}, not a boolean')
-    return obj
 
 
 def read_events(key: Optional[bytes], value: Optional[bytes]) -> list[RawEvent]:
@@ -112,6 +119,3 @@ def read_events(key: Optional[bytes], value: Optional[bytes]) -> list[RawEvent]:
     return [RawEvent(k, value_frames[i] if i < len(value_frames) else None) for i, k in enumerate(keys)]
 
 
-def _is_int(v: Any) -> bool:
-    # JSON true/false arrive as Python bools, which are ints to isinstance.
-    return isinstance(v, int) and not isinstance(v, bool)

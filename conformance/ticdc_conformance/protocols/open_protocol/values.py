@@ -11,12 +11,12 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import orjson
 
 from ..common import Malformed
-from .goquote import go_unquote
+from .goquote import go_unquote, unquote_valid
 
 # spec 002, Column type code (TiDB's mysql.Type* byte values).
 TINYINT, SMALLINT, INT, FLOAT, DOUBLE, NULL, TIMESTAMP, BIGINT, MEDIUMINT = 1, 2, 3, 4, 5, 6, 7, 8, 9
@@ -35,6 +35,10 @@ UNSIGNED_FLAG = 0x80
 _U64_MAX = 2**64 - 1
 # Integer widths per type code; a column's flags say which half of the range applies.
 _INT_BITS = {TINYINT: 8, SMALLINT: 16, MEDIUMINT: 24, INT: 32, BIGINT: 64}
+# The other integer-valued type codes and their largest value. ENUM carries the 1-based member
+# index (at most 65535 members), SET the member bitmask (at most 64 members): TiCDC codec.go
+# writes GetEnum(idx).Value for both.
+_UNSIGNED_LIMITS = {YEAR: 2155, BIT: _U64_MAX, ENUM: 65535, SET: _U64_MAX}
 
 # TiDB's printed forms (types.Time.String / Duration.String / MyDecimal.String). [0-9] rather
 # than \d, which would also match non-ASCII digits.
@@ -54,19 +58,36 @@ class ColumnValue:
 
 def decode_columns(section: Any) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
     """One of "u"/"p"/"d": column name -> canonical value (message order), and the keys the section
-    describes, best first (`key_candidates`)."""
+    describes, best first (`key_candidates`).
+
+    A column whose type code, flags and "h" were seen before is read through the `_ColumnSpec`
+    they made; any column the spec does not vouch for, a first sight or anything odd, goes
+    through `decode_column`, which decides and words every rejection."""
     if not isinstance(section, dict):
         raise Malformed(f"expected an object of columns, got {type(section).__name__}")
     values: dict[str, Any] = {}
-    columns: dict[str, ColumnValue] = {}
+    roles: list[tuple[str, tuple[bool, int, bool]]] = []
+    specs = _SPECS
     for name, obj in section.items():
         try:
-            col = decode_column(obj)
-        except Malformed as e:
-            raise e.within(f"column {name!r}") from None
-        values[name] = col.value
-        columns[name] = col
-    return values, key_candidates(columns)
+            # _spec_key inlined: this loop runs for every column of every row.
+            code, flag, handle, raw = obj["t"], obj.get("f", _NO_FLAG), obj.get("h", False), obj["v"]
+            if type(code) is not int or (type(flag) is not int and flag is not _NO_FLAG) or (
+                    handle is not True and handle is not False):
+                raise LookupError("not a cacheable column")
+            passes, lo, hi, read, role = specs[code, flag, handle]
+            kind = type(raw)
+            if kind is passes:  # a text column's string: nothing to check
+                values[name] = raw
+            elif kind is int and lo <= raw <= hi:  # an integer in its type's range
+                values[name] = raw
+            else:
+                values[name] = None if raw is None else read(raw)
+        except Exception:  # noqa: BLE001 - decode_column settles it, rejecting or accepting
+            (_, _, _, _, role), values[name] = _first_sight(name, obj)
+        if role is not None:
+            roles.append((name, role))
+    return values, _keys_of(tuple(roles)) if roles else []
 
 
 def key_candidates(columns: dict[str, ColumnValue]) -> list[tuple[str, ...]]:
@@ -125,22 +146,140 @@ def decode_column(obj: Any) -> ColumnValue:
     return ColumnValue(value, handle or bool(flag & HANDLE_KEY_FLAG), flag, has_flag)
 
 
+# --- per-column specs: what a (type code, flags, "h") triple allows, worked out once ---------
+
+# "f" absent is not "f": null (which decode_column rejects), so absence gets its own marker.
+_NO_FLAG = object()
+_CACHE_MAX = 1024
+
+
+class _ColumnSpec(NamedTuple):
+    """What a column of one (type code, flags, "h") allows; a named tuple so that the column
+    loop unpacks it in one step."""
+
+    passes: type | None  # a raw "v" of exactly this type is the value as it is (text columns)
+    lo: int  # an int raw "v" in [lo, hi] is the value as it is (integer-valued columns; else lo > hi)
+    hi: int
+    read: Callable[[Any], Any]  # any other non-null raw "v" -> canonical value; raises if doubtful
+    role: tuple[bool, int, bool] | None  # (is_handle, flag, has_flag) if the column names a key
+
+
+_SPECS: dict[tuple[Any, Any, Any], _ColumnSpec] = {}
+# The keys a section describes depend only on the names and roles of its key columns, the same
+# for every row of a table, so they are worked out once per such tuple (bounded like _SPECS).
+_KEYS: dict[tuple, list[tuple[str, ...]]] = {}
+
+
+def _spec_key(obj: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The triple that picks a column's spec. Each part is type-checked first: 1, 1.0 and true
+    are equal dict keys, and only the first is a type code."""
+    code, flag, handle = obj["t"], obj.get("f", _NO_FLAG), obj.get("h", False)
+    if type(code) is not int or (type(flag) is not int and flag is not _NO_FLAG) or (
+            handle is not True and handle is not False):
+        raise LookupError("not a cacheable column")
+    return code, flag, handle
+
+
+def _first_sight(name: str, obj: Any) -> tuple[_ColumnSpec, Any]:
+    """A column read the careful way, and the spec its type code, flags and "h" make for the
+    columns that follow (remembered only once decode_column has accepted them)."""
+    try:
+        col = decode_column(obj)
+    except Malformed as e:
+        raise e.within(f"column {name!r}") from None
+    key = _spec_key(obj)
+    spec = _SPECS.get(key)
+    if spec is None:
+        spec = _new_spec(key[0], col)
+        _bounded_put(_SPECS, key, spec)
+    return spec, col.value
+
+
+def _new_spec(code: int, col: ColumnValue) -> _ColumnSpec:
+    """The checks of `_READERS[code]`, with the choices that depend on the code and flags made
+    once. The spec may refuse more than decode_column (which then decides) but never accepts what
+    that rejects, nor reads a value differently."""
+    flag, has_flag = col.flag, col.has_flag
+    names_key = col.is_handle or (has_flag and bool(flag & UNIQUE_KEY_FLAG))
+    role = (col.is_handle, flag, has_flag) if names_key else None
+    reader = _READERS[code]
+    passes, lo, hi = None, 1, 0
+    if reader is _integer:
+        lo, hi = _int_range(code, flag, has_flag)
+    elif code in _UNSIGNED_LIMITS:
+        lo, hi = 0, _UNSIGNED_LIMITS[code]
+    elif reader is _string and not flag & BINARY_FLAG:
+        passes = str
+    fullmatch = _PATTERNS[reader].fullmatch if reader in _PATTERNS else None
+    if reader is _string and flag & BINARY_FLAG:
+        read = _binary_string
+    elif fullmatch is not None:
+        def read(raw: Any) -> Any:  # a printed date, time or decimal: one call, not two
+            if type(raw) is str and fullmatch(raw) is not None:
+                return raw
+            return reader(raw, code, flag, has_flag)
+    else:
+        def read(raw: Any) -> Any:
+            return reader(raw, code, flag, has_flag)
+    return _ColumnSpec(passes, lo, hi, read, role)
+
+
+def _keys_of(roles: tuple[tuple[str, tuple[bool, int, bool]], ...]) -> list[tuple[str, ...]]:
+    keys = _KEYS.get(roles)
+    if keys is None:
+        keys = key_candidates({name: ColumnValue(None, *role) for name, role in roles})
+        _bounded_put(_KEYS, roles, keys)
+    return list(keys)  # a copy: callers own what they get
+
+
+def _bounded_put(cache: dict, key: Any, value: Any) -> None:
+    # Flags are free-form 64-bit numbers, so a hostile stream could name endlessly many
+    # specs: a full cache is emptied rather than grown.
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    cache[key] = value
+
+
+# The last few binary values read and their base64, so that an update's old image ("p") does not
+# unquote again what its new image ("u") just did for an unchanged column.
+_RECENT_BINARY: dict[str, str] = {}
+_RECENT_MAX = 64
+
+
+def _binary_string(raw: Any) -> str:
+    if type(raw) is not str:
+        raise ValueError("not a string")
+    out = _RECENT_BINARY.get(raw)
+    if out is None:
+        data = unquote_valid(raw)
+        if data is None:
+            raise ValueError("not an escape body the fast path vouches for")
+        out = binascii.b2a_base64(data, newline=False).decode("ascii")
+        if len(_RECENT_BINARY) >= _RECENT_MAX:
+            _RECENT_BINARY.clear()
+        _RECENT_BINARY[raw] = out
+    return out
+
+
 # --- readers: (raw "v", type code, flags, whether "f" was present) -> canonical value ---------
 
 def _integer(raw: Any, code: int, flag: int, has_flag: bool) -> int:
     if not _is_int(raw):
         raise Malformed(f"integer column value {raw!r} is not a JSON integer")
+    lo, hi = _int_range(code, flag, has_flag)
+    if not lo <= raw <= hi:
+        raise Malformed(f"{raw} is outside [{lo}, {hi}]")
+    return raw
+
+
+def _int_range(code: int, flag: int, has_flag: bool) -> tuple[int, int]:
     bits = _INT_BITS[code]
     signed_range = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
     unsigned_range = (0, 2**bits - 1)
     if not has_flag:
         # Without flags signedness is unknown; only the union of both ranges is certain.
-        lo, hi = signed_range[0], unsigned_range[1]
-    else:
-        lo, hi = unsigned_range if flag & UNSIGNED_FLAG else signed_range
-    if not lo <= raw <= hi:
-        raise Malformed(f"{raw} is outside [{lo}, {hi}]")
-    return raw
+        return signed_range[0], unsigned_range[1]
+    return unsigned_range if flag & UNSIGNED_FLAG else signed_range
 
 
 def _float(raw: Any, code: int, flag: int, has_flag: bool) -> float:
@@ -170,7 +309,12 @@ def _pattern(rx: re.Pattern, what: str) -> Callable[[Any, int, int, bool], str]:
         if not isinstance(raw, str) or rx.fullmatch(raw) is None:
             raise Malformed(f"{raw!r} is not a {what}")
         return raw
+    _PATTERNS[read] = rx
     return read
+
+
+# Each pattern reader's regular expression, for the column specs.
+_PATTERNS: dict[Callable[[Any, int, int, bool], str], re.Pattern] = {}
 
 
 def _json_text(raw: Any, code: int, flag: int, has_flag: bool) -> str:
@@ -224,14 +368,12 @@ _READERS: dict[int, Callable[[Any, int, int, bool], Any]] = {
     DATE: _pattern(_DATE, "date 'YYYY-MM-DD'"),
     NEWDATE: _pattern(_DATE, "date 'YYYY-MM-DD'"),
     TIME: _pattern(_TIME, "time '[-]hh:mm:ss[.ffffff]'"),
-    YEAR: _unsigned(2155),
-    BIT: _unsigned(_U64_MAX),
+    YEAR: _unsigned(_UNSIGNED_LIMITS[YEAR]),
+    BIT: _unsigned(_UNSIGNED_LIMITS[BIT]),
     JSON: _json_text,
     DECIMAL: _pattern(_DECIMAL, "decimal string"),
-    # ENUM carries the 1-based member index (at most 65535 members), SET the member bitmask
-    # (at most 64 members): TiCDC codec.go writes GetEnum(idx).Value for both.
-    ENUM: _unsigned(65535),
-    SET: _unsigned(_U64_MAX),
+    ENUM: _unsigned(_UNSIGNED_LIMITS[ENUM]),
+    SET: _unsigned(_UNSIGNED_LIMITS[SET]),
     VARCHAR: _string,
     VAR_STRING: _string,
     STRING: _string,
