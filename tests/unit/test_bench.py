@@ -141,7 +141,7 @@ def test_tree_sampler_separates_the_driver_from_its_children():
 def _run(events, seconds, python_rss, jvm_rss):
     tree = TreeFigures(python=python_rss, jvm=jvm_rss, workers=0, total=python_rss + jvm_rss, samples=10,
                        cpu_seconds=2 * seconds)
-    return ConsumeFigures("canal-json", events, events, events, 1.0, seconds, tree, Path("unused"))
+    return ConsumeFigures("canal-json", events, events, events, 1.0, seconds, tree, Path("unused"), {})
 
 
 def test_consume_verdicts_follow_the_targets():
@@ -174,6 +174,8 @@ def test_cli_bench_consume_prints_rates_memory_and_cpu(work):
     peaks = re.search(r"peak RSS: driver Python ([\d,]+) MiB, driver JVM ([\d,]+) MiB", out)
     assert peaks and int(peaks.group(1).replace(",", "")) > 0 and int(peaks.group(2).replace(",", "")) > 100
     assert f"events/s at {EVENTS:,} events" in out
+    stages = dict(re.findall(r"(decode|admit|replay|write) ([\d.]+) s", out.split("stages: ", 1)[1].splitlines()[0]))
+    assert set(stages) == {"decode", "admit", "replay", "write"} and all(float(v) > 0 for v in stages.values())
     # The run's decoded intermediate data is removed; its final tables stay for inspection.
     out_dir = work / "consume" / f"canal-json-{EVENTS}"
     assert not (out_dir / "work").exists()

@@ -32,11 +32,12 @@ t0 = time.perf_counter()
 from ticdc_conformance.consumer.spark_job import consume, spark_session
 spark = spark_session(master)
 t1 = time.perf_counter()
-figures = consume(spark, records, json.loads(manifest.read_text()), out, out / "work")
+stages = {}
+figures = consume(spark, records, json.loads(manifest.read_text()), out, out / "work", stage_seconds=stages)
 t2 = time.perf_counter()
 spark.stop()
 print(json.dumps({"startup_seconds": t1 - t0, "consume_seconds": t2 - t1, "records": figures.get("records"),
-                  "events": figures.get("events")}))
+                  "events": figures.get("events"), "stage_seconds": stages}))
 """
 
 
@@ -50,6 +51,7 @@ class ConsumeFigures:
     consume_seconds: float
     tree: TreeFigures
     output: Path
+    stage_seconds: dict[str, float]  # elapsed per stage of the consumer (spark_job.consume)
 
     @property
     def records_per_s(self) -> float:
@@ -78,7 +80,7 @@ def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[
     if f["records"] is not None and f["records"] != inputs.manifest["records"]:
         raise RuntimeError(f"the consumer read {f['records']} records of {inputs.manifest['records']}")
     return ConsumeFigures(inputs.variant, inputs.manifest["events"], inputs.manifest["records"], f["events"],
-                          f["startup_seconds"], f["consume_seconds"], sampler.tree, out)
+                          f["startup_seconds"], f["consume_seconds"], sampler.tree, out, f["stage_seconds"])
 
 
 def _mib(n: int) -> str:
@@ -104,6 +106,7 @@ def bench_consume(work: Path, variants: list[str], sizes: list[int], master: str
                  f"load average {p.load_mean:.1f}")
             echo(f"    peak RSS: driver Python {_mib(p.python)}, driver JVM {_mib(p.jvm)}, Python workers "
                  f"{_mib(p.workers)}, whole tree {_mib(p.total)} ({p.samples} samples)")
+            echo("    stages: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in f.stage_seconds.items()))
         results.extend(runs)
         judge(variant, runs, echo)
     return results

@@ -42,10 +42,12 @@ import json
 import os
 import shutil
 import sys
+import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 if __name__ == "__main__":
     # As an application file, this file's folder comes first on sys.path, where sibling modules
@@ -110,19 +112,25 @@ _OUTPUTS = ("final", "states", "applied.ndjson", "applied.parquet", "states.parq
 _SCRATCH = ("decoded", "admitted", "replayed", "written")
 
 
-def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir: Optional[Path] = None) -> dict:
+def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir: Optional[Path] = None,
+            stage_seconds: Optional[dict[str, float]] = None) -> dict:
     """Runs the consumer over a record-file directory or a DataFrame with the Kafka-source columns.
 
     `run_dir` is the generated run's folder, where large messages are resolved from (claim-check
     files, the upstream snapshot; decoder_options.py); by default the folder holding a record-file
-    directory, none for a DataFrame."""
+    directory, none for a DataFrame. `stage_seconds`, when given, receives the elapsed seconds of
+    each stage (decode, admit, replay, write) for the benchmark; consumer.json stays free of timings
+    so that two runs of one stream write identical files."""
+    clock = _StageClock(stage_seconds)
     if isinstance(records, (str, Path)):
         run_dir = Path(records).parent if run_dir is None else run_dir
         records = spark.read.parquet(str(Path(records).resolve()))
-    run = _Run(spark, manifest, out, work, run_dir)
-    facts, cps, ddls = run.decode(records)
-    boots = bootstrap_items(facts.rows("bootstrap"), cps)
-    counts = run.admit(cps, ddls)
+    run = _Run(spark, manifest, out, work, run_dir, clock)
+    with clock("decode"):
+        facts, cps, ddls = run.decode(records)
+        boots = bootstrap_items(facts.rows("bootstrap"), cps)
+    with clock("admit"):
+        counts = run.admit(cps, ddls)
     meta, written = run.tables(cps, ddls, boots, counts)
     figures = _figures(facts, cps, ddls, counts, meta, written)
     (run.out / "consumer.json").write_text(json.dumps(figures, indent=2) + "\n")
@@ -135,11 +143,27 @@ def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir:
 PROBLEM = "problem:"  # a DDL problem among the written figures
 
 
+class _StageClock:
+    """Adds each stage's elapsed seconds into a caller's dict (none given: times nothing)."""
+
+    def __init__(self, seconds: Optional[dict[str, float]]) -> None:
+        self.seconds = seconds
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.seconds is not None:
+                self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+
+
 class _Run:
-    def __init__(self, spark, manifest: dict, out: Path, work: Path, run_dir: Optional[Path]) -> None:
+    def __init__(self, spark, manifest: dict, out: Path, work: Path, run_dir: Optional[Path], clock: _StageClock) -> None:
         from pyspark.sql import functions
 
-        self.spark, self.manifest, self.F = spark, manifest, functions
+        self.spark, self.manifest, self.F, self.clock = spark, manifest, functions, clock
         # Absolute: the executors' tasks write under WORK, and on a cluster they do not share the
         # driver's working directory.
         self.out, self.work = Path(out).resolve(), Path(work).resolve()
@@ -203,15 +227,17 @@ class _Run:
         pieces = self.adm.filter(F.col("state") != "dropped").withColumn("piece", F.explode(
             F.when(F.col("old_key").isNull(), F.array(F.lit(0))).otherwise(F.array(F.lit(1), F.lit(2)))))
         shard_key = F.when(F.col("piece") == 1, F.col("old_key")).otherwise(F.col("key"))
-        (pieces.join(F.broadcast(comp_df), ["schema", "table"])
-         .withColumn("shard", F.pmod(F.xxhash64(shard_key), F.col("nshards")).cast("int"))
-         .repartition(self.shards, "component", "shard").sortWithinPartitions("component", "shard", *APPLY_KEY)
-         .mapInArrow(replayer(plan), _spark_ddl(REPLAY_SCHEMA))
-         .write.parquet(str(self.work / "replayed")))
+        with self.clock("replay"):
+            (pieces.join(F.broadcast(comp_df), ["schema", "table"])
+             .withColumn("shard", F.pmod(F.xxhash64(shard_key), F.col("nshards")).cast("int"))
+             .repartition(self.shards, "component", "shard").sortWithinPartitions("component", "shard", *APPLY_KEY)
+             .mapInArrow(replayer(plan), _spark_ddl(REPLAY_SCHEMA))
+             .write.parquet(str(self.work / "replayed")))
         log_items = sorted([(key, "ddl", d) for key, d in ddls.items] +
                            [(checkpoint_key(k), "checkpoint", {"ts": w}) for k, w in enumerate(cps.values)],
                            key=lambda item: item[0])
-        return meta, self.write(log_items, meta.final_tables())
+        with self.clock("write"):
+            return meta, self.write(log_items, meta.final_tables())
 
     def write(self, log_items: list, final_tables: list[tuple[str, str]]) -> dict[str, int]:
         """Stage 5: the three outputs written at once, each by one task; then moved into OUT."""
