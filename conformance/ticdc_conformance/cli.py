@@ -220,9 +220,11 @@ def py_files(target: Path) -> None:
 @click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write a JUnit XML file and a JSON summary into this folder.")
 @click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
+@click.option("--events", type=click.IntRange(min=1), default=None,
+              help="Number of row events, for scenarios that take a size (e.g. large).")
 def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None, sink_uri: str | None,
         protocol: str, encoding: str | None, consumer: str, work: Path, report: Path | None,
-        master: str | None, **delivery_options) -> None:
+        master: str | None, events: int | None, **delivery_options) -> None:
     """Generate, consume and check; exit 0 only if every encoding conforms."""
     from .report import write_reports
     from .runner import run_encoding
@@ -244,7 +246,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
         with console.status(f"{enc}: generating, consuming, checking…"):
             with _changefeed_failure(scenario, seed, enc):
                 results.append(run_encoding(scenario, seed, enc, work, consumer, spark, config=configs[enc],
-                                            config_args=config_args))
+                                            config_args=config_args, events=events))
     table = Table(title=f"scenario {scenario}, seed {seed}, consumer {consumer}")
     for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
         table.add_column(col)

@@ -40,6 +40,7 @@ class EncodingResult:
     time_zone: str = "UTC"
     # Options that shaped the config beyond scenario and encoding, repeated in the replay command.
     config_args: str = ""
+    events: Optional[int] = None  # row events asked of a scenario that takes a size (large)
     records: int = 0
     seconds: float = 0.0
     tables: list[TableVerdict] = field(default_factory=list)
@@ -68,6 +69,8 @@ class EncodingResult:
     @property
     def replay_command(self) -> str:
         cmd = f"ticdc-conformance run --scenario {self.scenario} --seed {self.seed} --protocol {self.encoding}"
+        if self.events is not None:
+            cmd += f" --events {self.events}"
         if self.time_zone != "UTC":
             cmd += f" --time-zone {shlex.quote(self.time_zone)}"
         if self.config_args:
@@ -138,15 +141,16 @@ def _locate(result: EncodingResult, case: Path, manifest: dict) -> None:
 
 def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: str = "spark",
                  spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
-                 config_args: str = "") -> EncodingResult:
+                 config_args: str = "", events: Optional[int] = None) -> EncodingResult:
     """`config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
-    `config_args` are the command-line options that produced it, for the replay command."""
+    `config_args` are the command-line options that produced it, for the replay command; `events`
+    sizes a scenario that takes a size (large)."""
     config = config or config_for(scenario, encoding, time_zone=time_zone)
     result = EncodingResult(scenario, seed, encoding, config.protocol, consumer, time_zone=config.time_zone,
-                            config_args=config_args)
+                            config_args=config_args, events=events)
     case = Path(work) / scenario / encoding
     started = time.monotonic()
-    manifest = generate(scenario, seed, config, case)
+    manifest = generate(scenario, seed, config, case, events=events)
     result.records = manifest["records"]
     out = case / "consumer"
     try:

@@ -140,6 +140,19 @@ def test_spark_consumer_is_conformant_on_every_type_and_on_wide_rows(tmp_path, s
         assert result.checkpoints.checked, result.checkpoint_summary
 
 
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_spark_consumer_is_conformant_on_the_large_scenario(tmp_path, spark):
+    """The scale scenario, at a size a test affords; `bench consume` runs it at 1M and 10M."""
+    for encoding in encoding_names():
+        result = run_encoding("large", 1, encoding, tmp_path, consumer="spark", spark=spark, events=5000)
+        assert result.conformant, result.render()
+        # 5,000 events of `large` span two checkpoints (its watermarks follow TiCDC's 1 s ticks).
+        assert result.checkpoints.checked and result.checkpoints.checkpoints >= 2, result.checkpoint_summary
+        assert "--events 5000" in result.replay_command
+
+
 def _tables_at_checkpoints(out: Path) -> dict[int, Counter]:
     """Every table's rows at every checkpoint of the applied log, from the temporal states."""
     checkpoints = _local_checkpoints(out)
