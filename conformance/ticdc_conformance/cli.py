@@ -252,7 +252,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
         table.add_column(col)
     for r in results:
         table.add_row(r.encoding, str(r.records), str(len(r.tables)),
-                      str(sum(t.actual_rows for t in r.tables)), str(len(r.findings)),
+                      str(sum(t.actual_rows for t in r.tables)), str(r.finding_count),
                       "[green]conformant[/green]" if r.conformant else "[red]NOT conformant[/red]",
                       f"{r.seconds:.1f}")
     console.print(table)
@@ -273,12 +273,18 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
 def golden(mode: str, golden_dir: Path) -> None:
     """Check or regenerate the golden corpus."""
     from .checks import golden as g
+    from .checks.golden_swap import GoldenInterrupted
 
-    if mode == "update":
-        for line in g.render_changes(g.update(golden_dir)):
-            click.echo(line)
-        return
-    diffs = g.check(golden_dir)
+    try:
+        if mode == "update":
+            for line in g.render_changes(g.update(golden_dir)):
+                click.echo(line)
+            return
+        diffs = g.check(golden_dir)
+    except GoldenInterrupted as stop:
+        click.echo(f"golden --{mode} {stop}: {golden_dir} holds a whole corpus and no scratch folder is left",
+                   err=True)
+        sys.exit(128 + stop.signum)  # the shell's status for a process ended by that signal
     if not diffs:
         console.print(f"golden corpus {golden_dir} matches the generators ({len(list(g.cases()))} cases)")
         return

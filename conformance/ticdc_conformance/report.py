@@ -24,7 +24,7 @@ def write_reports(results: Sequence[EncodingResult], directory: Path, name: str 
             el = ET.SubElement(case, "error", message=r.error.splitlines()[0][:500])
             el.text = r.render()
         elif r.findings:
-            el = ET.SubElement(case, "failure", message=f"{len(r.findings)} finding(s); replay: {r.replay_command}")
+            el = ET.SubElement(case, "failure", message=f"{r.finding_count} finding(s); replay: {r.replay_command}")
             el.text = r.render()
         out = ET.SubElement(case, "system-out")
         out.text = f"records={r.records} consumer={r.consumer} {r.checkpoint_summary}"

@@ -53,6 +53,12 @@ class EncodingResult:
         return [f for t in self.tables for f in t.findings] + at_checkpoints
 
     @property
+    def finding_count(self) -> int:
+        """Every finding of the run: those listed and those the checkpoint check only counted."""
+        suppressed = self.checkpoints.suppressed if self.checkpoints is not None else 0
+        return len(self.findings) + suppressed
+
+    @property
     def checkpoint_summary(self) -> str:
         c = self.checkpoints
         if c is None:

@@ -1,6 +1,8 @@
 """The checkpoint check end to end: the reference consumer is conformant at every checkpoint, and
 deliberately broken consumers are caught with the rule they break."""
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -9,6 +11,9 @@ from collections import Counter
 import pytest
 
 from ticdc_conformance.checks.checkpoints import check_checkpoints
+from ticdc_conformance.checks.differential import load_truth_tables
+from ticdc_conformance.checks.locate import decoded_events, decoded_rows, locate_findings, record_coordinates
+from ticdc_conformance.checks.selection import consumer_table, selectors
 from ticdc_conformance.runner import run_encoding
 
 from ..conftest import CLI, ROOT
@@ -52,6 +57,53 @@ def test_reapplied_replays_leave_final_tables_right_but_fail_the_checkpoint_chec
     result = run_encoding("replays", 1, "open-protocol", tmp_path, consumer=consumer("reapplies_replays"))
     assert not [f for t in result.tables for f in t.findings]  # the final state alone cannot tell
     assert {f.rule for f in result.checkpoints.findings} == {"CONSUMER-DEDUP-1"}
+
+
+def test_a_transaction_applied_twice_is_reported_per_table_with_that_table_key_and_record(tmp_path):
+    result = run_encoding("replays", 1, "open-protocol", tmp_path, consumer=consumer("reapplies_replays"))
+    case = tmp_path / "replays" / "open-protocol"
+    manifest = json.loads((case / "manifest.json").read_text())
+    tables = load_truth_tables(case / "truth")
+    keys = {name: consumer_table(t, selectors(manifest["sink"])).handle_key for name, t in tables.items()}
+    dedup = [f for f in result.checkpoints.findings if f.rule == "CONSUMER-DEDUP-1"]
+    # The scenario's transactions span tables: a finding per table, none naming two.
+    assert len({f.commit_ts for f in dedup}) < len(dedup), result.render()
+    rows = list(decoded_rows(case, manifest))
+    for f in dedup:
+        assert f.table in tables and f.key is not None and f.record, f.render()
+        # The record named carries a row event of that table, with that key, at that commit ts.
+        first = record_coordinates(f.record)[0]
+        carried = [ev for ev in rows if f"{ev['topic']}/{ev['partition']}@{ev['offset']}" == first
+                   and f"{ev['schema']}.{ev['table']}" == f.table and ev["commit_ts"] == f.commit_ts]
+        assert any([(ev["after"] or ev["before"])[c] for c in keys[f.table]] == f.key for ev in carried), f.render()
+
+
+def test_a_ddl_never_applied_names_its_table_and_the_records_that_carried_it(tmp_path, smoke_case):
+    out = tmp_path / "consumer"
+    shutil.copytree(smoke_case / "consumer", out)
+    _drop_a_ddl(out)
+    manifest = json.loads((smoke_case / "manifest.json").read_text())
+    verdict = check_checkpoints(smoke_case / "truth", out, manifest)
+    missed = [f for f in locate_findings(verdict.findings, smoke_case, manifest) if f.rule == "CONSUMER-DDL-1"]
+    assert missed and all(f.table == "smoke.orders" and f.ddl for f in missed), [f.render() for f in missed]
+    ddls = [ev for ev in decoded_events(smoke_case, manifest) if ev["kind"] == "ddl"]
+    for f in missed:
+        carried = [f"{ev['topic']}/{ev['partition']}@{ev['offset']}" for ev in ddls
+                   if (ev["commit_ts"], ev["query"]) == (f.commit_ts, f.ddl)]
+        # Canal-JSON sends a DDL to partition 0 only: one record, no copies.
+        assert carried and record_coordinates(f.record) == carried and "copies" not in f.record, f.record
+
+
+def test_cli_results_table_counts_the_findings_not_listed(tmp_path):
+    proc = subprocess.run(CLI + ["run", "--scenario", "replays", "--protocol", "canal-json",
+                                 "--consumer", consumer("drops_replays"), "--work", str(tmp_path / "w")],
+                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [more] = re.findall(r"; (\d+) more finding\(s\) not listed", proc.stdout)
+    listed = len(re.findall(r"^  \[[A-Z]", proc.stdout, re.M))
+    [row] = [line for line in proc.stdout.splitlines() if line.startswith("│ canal-json")]
+    assert int(more) > 0
+    assert row.split("│")[5].strip() == str(listed + int(more)), proc.stdout
 
 
 def test_consumer_writing_final_only_is_judged_on_its_final_state(tmp_path):

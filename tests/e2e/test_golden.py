@@ -112,7 +112,7 @@ def test_update_is_atomic_and_reports_changes(tmp_path):
     assert (golden / "smoke" / "debezium" / "records.ndjson").read_bytes() == \
         (ROOT / "golden" / "smoke" / "debezium" / "records.ndjson").read_bytes()
     assert oct(golden.stat().st_mode & 0o777) == "0o755"
-    assert not list(tmp_path.glob(".golden-new-*")) and not (tmp_path / "golden.old").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden"]
 
 
 def test_a_failed_update_leaves_the_corpus_as_it_was(tmp_path, monkeypatch):
@@ -121,18 +121,18 @@ def test_a_failed_update_leaves_the_corpus_as_it_was(tmp_path, monkeypatch):
     before = {p.relative_to(golden): p.read_bytes() for p in golden.rglob("*") if p.is_file()}
     built = []
 
-    def failing(case, target):
+    def failing(case, target, **kw):
         if built:
             raise RuntimeError("generator failure")
         built.append(case)
-        return real(case, target)
+        return real(case, target, **kw)
 
     real = g.build_case
     monkeypatch.setattr(g, "build_case", failing)
     with pytest.raises(RuntimeError, match="generator failure"):
         g.update(golden, only=SMOKE[:2])
     assert {p.relative_to(golden): p.read_bytes() for p in golden.rglob("*") if p.is_file()} == before
-    assert not list(tmp_path.glob(".golden-new-*")) and not (tmp_path / "golden.old").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden"]
 
 
 def test_pytest_offers_update_golden():
@@ -151,3 +151,24 @@ def test_a_golden_line_that_is_not_json_is_named(tmp_path):
     assert any(r.startswith("smoke/open-protocol/expected/applied.ndjson: line 2: the golden line is not JSON")
                for r in rendered), rendered
     assert any(r.startswith("smoke/open-protocol/case.json: content: the golden file is not JSON") for r in rendered)
+
+
+def test_check_names_every_file_an_update_would_remove(tmp_path, monkeypatch):
+    """Stray files at the top level, in a scenario folder and in a case folder are named by `check`
+    (the hand-written parts are not), and they are exactly what `update` removes."""
+    two = SMOKE[:2]
+    matrix = g.select(two)
+    monkeypatch.setattr(g, "cases", lambda: iter(matrix))
+    golden = tmp_path / "golden"
+    _copy(two, golden)
+    shutil.copy2(ROOT / "golden" / "README.md", golden / "README.md")
+    g.write_index(golden, [json.loads((golden / p / "case.json").read_text()) for p in two])
+    assert g.check(golden) == []
+    strays = ["smoke/extra-stray.json", "smoke/notes/old.md", "top-stray.txt", f"{two[0]}/extra.json"]
+    for rel in strays + ["schema/notes.md"]:
+        (golden / rel).parent.mkdir(parents=True, exist_ok=True)
+        (golden / rel).write_text("{}")
+    rendered = sorted(d.render() for d in g.check(golden))
+    assert rendered == sorted(f"{rel}: file: no longer generated" for rel in strays), rendered
+    assert sorted(g.update(golden, only=two)["removed"]) == sorted(strays)
+    assert g.check(golden) == []

@@ -11,9 +11,11 @@ import pytest
 
 from ticdc_conformance.checks.differential import check_final_state
 from ticdc_conformance.checks.finding import Finding, RunContext, row_diff, rule_quote
-from ticdc_conformance.checks.locate import decoded_rows, locate_findings
+from ticdc_conformance.checks.checkpoints import CheckpointVerdict
+from ticdc_conformance.checks.locate import (MAX_COPIES_NAMED, decoded_events, decoded_rows, locate_findings,
+                                             record_coordinates)
 from ticdc_conformance.rules import default_catalogue
-from ticdc_conformance.runner import run_encoding
+from ticdc_conformance.runner import EncodingResult, run_encoding
 from ticdc_generators.pipeline import config_for
 
 from ..conftest import ROOT
@@ -118,6 +120,35 @@ def test_without_commit_ts_in_the_stream_the_commit_ts_comes_from_upstream(tmp_p
             and (ch["after"] is None or ch["after"][key_of[ch["table"]]] != ch["before"][key_of[ch["table"]]])}
     lost = [f for f in final if "a lost delete?" in f.message]
     assert lost and all((f.table, f.key[0], f.commit_ts) in gone and f.record for f in lost)
+
+
+def test_a_ddl_finding_names_the_ddl_table_and_every_record_that_carried_it(tmp_path):
+    result = run_encoding("smoke", 1, "open-protocol", tmp_path, consumer=consumer("applies_ddl_twice"))
+    case = tmp_path / "smoke" / "open-protocol"
+    manifest = json.loads((case / "manifest.json").read_text())
+    ddl_events = [ev for ev in decoded_events(case, manifest) if ev["kind"] == "ddl"]
+    twice = [f for f in result.checkpoints.findings if f.rule == "CONSUMER-DDL-1"]
+    assert twice, result.render()
+    for f in twice:
+        # DDLs are broadcast to every partition: the finding names the first copy to arrive, then the others.
+        copies = [ev for ev in ddl_events if (ev["commit_ts"], ev["query"]) == (f.commit_ts, f.ddl)]
+        assert {ev["partition"] for ev in copies} == set(range(manifest["topics"]["ticdc-smoke"]))
+        named = [f"{ev['topic']}/{ev['partition']}@{ev['offset']}" for ev in copies][: MAX_COPIES_NAMED + 1]
+        assert record_coordinates(f.record) == named, f.record
+        assert f.table == f"{copies[0]['schema']}.{copies[0]['table']}" and f.table in f.ddl.replace("`", "")
+        text = f.render(result.context)
+        assert text.startswith(f"[CONSUMER-DDL-1] {f.table}: DDL at commit ts {f.commit_ts} ("), text
+        assert f"checkpoint {f.checkpoint}, record {named[0]} (copies also at {named[1]}" in text
+        assert ", seed 1" in text and "record unknown" not in text
+
+
+def test_the_finding_count_includes_the_findings_not_listed():
+    listed = [Finding("CONSUMER-LOSS-1", "s.t", [n], "lost") for n in range(3)]
+    result = EncodingResult("smoke", 1, "canal-json", "canal-json", "local",
+                            checkpoints=CheckpointVerdict(True, 5, "", listed, suppressed=7))
+    assert len(result.findings) == 3 and result.finding_count == 10
+    assert "7 more finding(s) not listed" in result.checkpoint_summary
+    assert EncodingResult("smoke", 1, "canal-json", "canal-json", "local").finding_count == 0
 
 
 def test_rules_outside_the_spec_catalogue_are_quoted_from_the_suite():

@@ -289,6 +289,7 @@ class CheckpointCheck:
         self.last_kind = ""
         self.early_txns: dict[int, list[list[dict]]] = defaultdict(list)
         self.early_ddls: Counter = Counter()
+        self.ddl_tables: dict[tuple[int, str], str] = {}  # (commit ts, query) -> the table the log names
 
     @property
     def last_checkpoint(self) -> Optional[int]:
@@ -310,10 +311,11 @@ class CheckpointCheck:
             return  # late entries are judged as duplicates at the next checkpoint
         if self.last_ts is not None and (ts < self.last_ts or (ts == self.last_ts and kind != self.last_kind)):
             if "ddl" in (kind, self.last_kind) and kind != self.last_kind:
-                where = _qualified((entry.get("schema", ""), entry.get("table", ""))) if kind == "ddl" else LOG
+                where = self._ddl_table(entry) if kind == "ddl" else LOG
                 self.findings.add("CONSUMER-DDL-2", where, None, f"{kind} at commit ts {ts} applied after the "
                                   f"{self.last_kind} at {self.last_ts}: a DDL is a barrier, the row events before it "
-                                  "apply before it and those after it after it", commit_ts=ts)
+                                  "apply before it and those after it after it", commit_ts=ts,
+                                  ddl=entry.get("query") if kind == "ddl" else None)
             elif ts < self.last_ts:
                 self.findings.add("CONSUMER-ORDER-1", LOG, None, f"{kind} at commit ts {ts} applied after the one at "
                                   f"{self.last_ts}: changes apply in commit-ts order", commit_ts=ts)
@@ -340,6 +342,7 @@ class CheckpointCheck:
                             txns[int(ts)].append(entry["rows"])
                         else:
                             ddls[(int(ts), entry["query"])] += 1
+                            self.ddl_tables.setdefault((int(ts), entry["query"]), self._ddl_table(entry))
                     else:
                         self.findings.add("CONSUMER-OUTPUT-1", LOG, None, f"applied.ndjson holds an entry of "
                                           f"unknown kind {kind!r}")
@@ -397,15 +400,13 @@ class CheckpointCheck:
                 return
         self.findings.add("CONSUMER-DDL-1", _qualified((ddl.schema, ddl.table)), None,
                           f"DDL at commit ts {ddl.commit_ts} ({ddl.query}) was never applied, though checkpoint {w} "
-                          "passed it", commit_ts=ddl.commit_ts, checkpoint=w)
+                          "passed it", commit_ts=ddl.commit_ts, checkpoint=w, ddl=ddl.query)
 
     def _match_txn(self, ts: int, applied: list[list[dict]], w: int) -> None:
         got: Counter = Counter()
         for rows in applied:
             for r in rows:
-                name = (r["schema"], r["table"])
-                image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
-                got[(name, self.truth.key_of(name, image or {}) if name in self.truth.schemas else b"")] += 1
+                got[self._row_key(r)] += 1
         for (name, key), n in sorted((self.truth.expected - got).items()):
             self.findings.add("CONSUMER-LOSS-1", _qualified(name), _key_list(key),
                               f"{n} row event(s) of the transaction at commit ts {ts} never applied, though "
@@ -417,43 +418,58 @@ class CheckpointCheck:
 
     def _leftovers(self, w: int, prev: Optional[int], txns: dict[int, list], ddls: Counter) -> None:
         for ts in sorted(txns):
-            where, key = self._first_row(txns[ts])
+            for where, key, n in self._rows_by_table(txns[ts]):
+                rows = f"{n} row event(s) of {where}, the first with this key" if n else "no row events"
+                if ts > w:
+                    self.findings.add("CONSUMER-WATERMARK-1", where, key, f"transaction at commit ts {ts} applied "
+                                      f"before checkpoint {w}, which the global watermark had not yet reached ({rows})",
+                                      commit_ts=ts, checkpoint=w)
+                elif prev is not None and ts <= prev:
+                    self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied again "
+                                      f"after checkpoint {prev} had passed it ({rows}; a re-send below the watermark "
+                                      "is dropped)", commit_ts=ts, checkpoint=w)
+                else:
+                    self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied, but "
+                                      f"upstream committed none there ({rows})", commit_ts=ts, checkpoint=w)
             if ts > w:
-                self.findings.add("CONSUMER-WATERMARK-1", where, key, f"transaction at commit ts {ts} applied before "
-                                  f"checkpoint {w}, which the global watermark had not yet reached", commit_ts=ts,
-                                  checkpoint=w)
                 self.early_txns[ts].extend(txns[ts])
-            elif prev is not None and ts <= prev:
-                self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied again "
-                                  f"after checkpoint {prev} had passed it (a re-send below the watermark is dropped)",
-                                  commit_ts=ts, checkpoint=w)
-            else:
-                self.findings.add("CONSUMER-DEDUP-1", where, key, f"transaction at commit ts {ts} applied, but "
-                                  "upstream committed none there", commit_ts=ts, checkpoint=w)
         for (ts, query), n in sorted(ddls.items()):
             if n <= 0:
                 continue
+            where = self.ddl_tables.get((ts, query), LOG)
             if ts > w:
-                self.findings.add("CONSUMER-WATERMARK-1", LOG, None, f"DDL at commit ts {ts} ({query}) applied before "
-                                  f"checkpoint {w}, which the global watermark had not yet reached", commit_ts=ts,
-                                  checkpoint=w)
+                self.findings.add("CONSUMER-WATERMARK-1", where, None, f"DDL at commit ts {ts} ({query}) applied "
+                                  f"before checkpoint {w}, which the global watermark had not yet reached",
+                                  commit_ts=ts, checkpoint=w, ddl=query)
                 self.early_ddls[(ts, query)] += n
             else:
-                self.findings.add("CONSUMER-DDL-1", LOG, None, f"DDL at commit ts {ts} ({query}) applied {n} more "
+                self.findings.add("CONSUMER-DDL-1", where, None, f"DDL at commit ts {ts} ({query}) applied {n} more "
                                   "time(s) than upstream ran it (a DDL applies once, whichever partitions carry it)",
-                                  commit_ts=ts, checkpoint=w)
+                                  commit_ts=ts, checkpoint=w, ddl=query)
 
-    def _first_row(self, applied: list[list[dict]]) -> tuple[str, Optional[list]]:
-        """The tables of an applied transaction and the key of its first row, to name a finding."""
-        rows = [r for entry in applied for r in entry]
-        if not rows:
-            return LOG, None
-        names = sorted({(r["schema"], r["table"]) for r in rows})
-        first = rows[0]
-        name = (first["schema"], first["table"])
-        image = first["after"] if first["after"] is not None and first["op"] != "delete" else first["before"]
-        key = self.truth.key_of(name, image or {}) if name in self.truth.schemas else b""
-        return ", ".join(_qualified(n) for n in names), _key_list(key)
+    @staticmethod
+    def _ddl_table(entry: dict) -> str:
+        """The table an applied DDL names (its schema for a database DDL); the log where it names none."""
+        return _qualified((entry["schema"], entry.get("table") or "")) if entry.get("schema") else LOG
+
+    def _rows_by_table(self, applied: list[list[dict]]) -> list[tuple[str, Optional[list], int]]:
+        """Per table of an applied transaction (in name order): the table, the key of its first row
+        and its number of row events, so that each finding names one table and a key of that table."""
+        first: dict[Name, dict] = {}
+        count: Counter = Counter()
+        for r in (r for entry in applied for r in entry):
+            name = (r["schema"], r["table"])
+            first.setdefault(name, r)
+            count[name] += 1
+        if not first:
+            return [(LOG, None, 0)]
+        return [(_qualified(name), _key_list(self._row_key(first[name])[1]), count[name]) for name in sorted(first)]
+
+    def _row_key(self, r: dict) -> tuple[Name, bytes]:
+        """An applied row's table and its key upstream (empty for a table upstream does not hold)."""
+        name = (r["schema"], r["table"])
+        image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
+        return name, self.truth.key_of(name, image or {}) if name in self.truth.schemas else b""
 
     def _compare(self, w: int, states: _States) -> None:
         by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))

@@ -2,9 +2,10 @@
 
 Every finding names the rule it breaks (its id and the first line the catalogue quotes for it),
 the table, the row key, the commit ts, the record that last wrote the row (topic/partition@offset,
-where known), and, for a row that differs, the minimal difference between the expected and the
-actual row as DeepDiff computes it. Shown with its run's context (`RunContext`), it also names the
-seed and the command that replays the case, so a failure read in a CI log can be reproduced as is.
+where known; for a finding about a DDL, the first record that carried the DDL), and, for a row
+that differs, the minimal difference between the expected and the actual row as DeepDiff computes
+it. Shown with its run's context (`RunContext`), it also names the seed and the command that
+replays the case, so a failure read in a CI log can be reproduced as is.
 docs/checks.md describes the format.
 """
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Finding:
     checkpoint: Optional[int] = None  # the checkpoint whose tables were compared
     expected: Optional[dict] = None  # the row upstream (projected), when there is one
     actual: Optional[dict] = None  # the consumer's row, when there is one
+    ddl: Optional[str] = None  # the query of the DDL the finding is about (its record is the DDL's)
 
     def located(self, commit_ts: Optional[int], record: Optional[str]) -> "Finding":
         return replace(self, commit_ts=self.commit_ts if self.commit_ts is not None else commit_ts,

@@ -11,7 +11,8 @@
                                 the final table states it writes.
 `golden/index.json` lists the cases; `golden/schema/` holds the JSON Schemas of these files (written
 by hand, kept across updates). `check` rebuilds every case in a scratch folder and compares; a
-difference names the file, the record (topic/partition@offset) or line, and the field.
+difference names the file, the record (topic/partition@offset) or line, and the field. `update`
+builds beside the corpus and swaps it in (golden_swap.py).
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from .checkpoints import unjudged_by_table
 from .golden_cap import largest_value
 from .golden_expected import READ_ORDER, Expected, expected_output, ordering_note, value_fidelity
 from .golden_matrix import Case, cases, level_of
+from .golden_swap import new_staging, recover, sigterm_as_interrupt, signals_held, swap_in, sweep
 from .golden_trace import Trace, simulate
 from .golden_verify import field_changes
 
@@ -58,11 +60,12 @@ def record_line(r) -> dict[str, Any]:
     }
 
 
-def build_case(case: Case, target: Path) -> dict:
-    """Writes one golden case folder from scratch; returns its case.json content."""
+def build_case(case: Case, target: Path, scratch: Optional[Path] = None) -> dict:
+    """Writes one golden case folder from scratch; returns its case.json content. The ground truth
+    goes to a temporary folder under `scratch` (the system's temporary folder when None)."""
     config = case.config()
     options = config.ticdc_options()
-    with tempfile.TemporaryDirectory(prefix="ticdc-golden-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ticdc-golden-", dir=scratch) as tmp:
         trace = simulate(case.scenario, case.seed, case.events, config, Path(tmp) / "truth", case.max_value_bytes)
         hidden = unjudged_by_table(Path(tmp) / "truth", options)
     expected = expected_output(trace, config.protocol, options, hidden)
@@ -159,7 +162,8 @@ def select(only: Optional[Iterable[str]] = None) -> list[Case]:
 
 
 def build_all(root: Path, chosen: list[Case]) -> list[dict]:
-    docs = [build_case(case, Path(root) / case.path) for case in chosen]
+    """The cases under `root`, their scratch folders inside it too (removed by whoever removes `root`)."""
+    docs = [build_case(case, Path(root) / case.path, scratch=Path(root)) for case in chosen]
     write_index(root, docs)
     return docs
 
@@ -255,15 +259,17 @@ def _case_dirs(root: Path) -> set[str]:
 
 def check(golden_root: Path, only: Optional[Iterable[str]] = None) -> list[GoldenDiff]:
     """Every difference between the corpus and a fresh build. `only` (case paths) checks those
-    cases alone, without the index and without looking for cases no longer in the matrix."""
+    cases alone, without the index and without looking for cases or files no longer generated.
+    A corpus that an interrupted update left as `<corpus>.old` is put back first (golden_swap.py)."""
     golden_root = Path(golden_root)
     diffs: list[GoldenDiff] = []
     wanted = select(only)
-    with tempfile.TemporaryDirectory(prefix="ticdc-golden-check-") as tmp:
+    with sigterm_as_interrupt(), tempfile.TemporaryDirectory(prefix="ticdc-golden-check-") as tmp:
+        recover(golden_root)
         docs = []
         for case in wanted:
             fresh = Path(tmp) / case.path
-            docs.append(build_case(case, fresh))
+            docs.append(build_case(case, fresh, scratch=Path(tmp)))
             case_dir = golden_root / case.path
             if not case_dir.exists():
                 diffs.append(GoldenDiff(case.path, "case", "missing from the golden corpus "
@@ -272,6 +278,7 @@ def check(golden_root: Path, only: Optional[Iterable[str]] = None) -> list[Golde
             diffs.extend(compare_case(case_dir, fresh, case.path))
         if only is None:
             diffs.extend(stale_cases(golden_root))
+            diffs.extend(stray_files(golden_root))
             write_index(Path(tmp), docs)
             diffs.extend(_compare_index(golden_root, Path(tmp)))
     return diffs
@@ -281,6 +288,21 @@ def stale_cases(golden_root: Path) -> list[GoldenDiff]:
     """Case folders of the corpus that the matrix no longer has."""
     return [GoldenDiff(stale, "case", "no longer in the golden matrix (golden_matrix.py)")
             for stale in sorted(_case_dirs(Path(golden_root)) - {c.path for c in cases()})]
+
+
+def stray_files(golden_root: Path) -> list[GoldenDiff]:
+    """Files outside the case folders that an update would remove: anything but the index and the
+    hand-written parts (KEPT), at the top level, in a scenario folder or deeper. Files inside a case
+    folder are the case comparison's (compare_case) or the stale case's (stale_cases)."""
+    root = Path(golden_root)
+    case_dirs = _case_dirs(root) | {c.path for c in cases()}
+    out = []
+    for rel in sorted(_files(root)):
+        parts = rel.split("/")
+        if rel == INDEX or parts[0] in KEPT or (len(parts) > 2 and "/".join(parts[:2]) in case_dirs):
+            continue
+        out.append(GoldenDiff(rel, "file", "no longer generated"))
+    return out
 
 
 def _compare_index(golden_root: Path, fresh_root: Path) -> list[GoldenDiff]:
@@ -294,34 +316,34 @@ def _compare_index(golden_root: Path, fresh_root: Path) -> list[GoldenDiff]:
 
 
 def update(golden_root: Path, only: Optional[Iterable[str]] = None) -> dict[str, list[str]]:
-    """Regenerates the corpus; the old one is replaced only once the new one is complete. The
-    hand-written parts (KEPT) are carried over unchanged. With `only` (case paths) the new corpus
-    holds those cases alone (for tests on a scratch copy)."""
+    """Regenerates the corpus; the old one is replaced only once the new one is complete, in one
+    swap (golden_swap.py). The hand-written parts (KEPT) are carried over unchanged. A corpus left
+    as `<corpus>.old` by an interrupted update is put back first, and the staging folders of
+    interrupted updates are removed. SIGTERM stops it as Ctrl-C does (GoldenInterrupted), leaving
+    a whole corpus (the old one; the new one if the signal came during the swap) and no scratch
+    folder. With `only` (case paths) the new corpus holds those cases alone (for tests on a
+    scratch copy)."""
     golden_root = Path(golden_root)
+    chosen = select(only)
     golden_root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".golden-new-", dir=golden_root.parent))
-    staging.chmod(0o755)  # mkdtemp's folder is private; the corpus is not
-    try:
-        build_all(staging, select(only))
-        for name in KEPT:
-            src = golden_root / name
-            if src.is_dir():
-                shutil.copytree(src, staging / name)
-            elif src.is_file():
-                shutil.copy2(src, staging / name)
-        changes = _changes(golden_root, staging)
-        backup = golden_root.with_name(golden_root.name + ".old")
-        if backup.exists():
-            shutil.rmtree(backup)
-        if golden_root.exists():
-            golden_root.rename(backup)
-        staging.rename(golden_root)
-        if backup.exists():
-            shutil.rmtree(backup)
-        return changes
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+    with sigterm_as_interrupt():
+        recover(golden_root)
+        sweep(golden_root)
+        staging = new_staging(golden_root)
+        try:
+            build_all(staging, chosen)
+            for name in KEPT:
+                src = golden_root / name
+                if src.is_dir():
+                    shutil.copytree(src, staging / name)
+                elif src.is_file():
+                    shutil.copy2(src, staging / name)
+            changes = _changes(golden_root, staging)
+            swap_in(staging, golden_root)
+            return changes
+        finally:
+            with signals_held():  # after an exchange, staging holds the old corpus
+                shutil.rmtree(staging, ignore_errors=True)
 
 
 def render_changes(changes: dict[str, list[str]]) -> list[str]:

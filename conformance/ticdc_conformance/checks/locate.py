@@ -2,15 +2,21 @@
 
 A check compares tables; the record a reader wants to look at is in the stream. After a run's
 checks, the records are decoded once more with the reference decoders (only when a finding names
-a row key, and keeping only the keys findings name) and each such finding gets the commit ts and
-the topic/partition@offset of the last row event for its key: at or below the checkpoint the
-finding compared at, or at the commit ts the finding is about. Re-sent copies of that event
+a row key or a DDL, and keeping only the keys findings name) and each such finding gets the commit
+ts and the topic/partition@offset of the last row event for its key: at or below the checkpoint
+the finding compared at, or at the commit ts the finding is about. Re-sent copies of that event
 (at-least-once replays) are named too. Where the stream carries no commit ts (Canal-JSON without
 the TiDB extension), the commit ts comes from the upstream history (truth/history.ndjson).
+
+A finding about a DDL (its `ddl` query set) gets the first record, in arrival order, that carried
+that DDL, and the other copies: TiCDC broadcasts a DDL to every partition of the topic for every
+protocol but Canal (partition 0 only; TiCDC downstreamadapter/sink/helper/helper.go, the DDL
+dispatch rule), and a restart may send it again. The same pass over the records finds both.
 """
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -31,16 +37,21 @@ Name = str  # "schema.table"
 Write = tuple[Optional[int], str]  # (commit ts, coordinates)
 
 
-def decoded_rows(case: Path, manifest: dict) -> Iterator[dict[str, Any]]:
-    """Every row event of a generated run as the reference decoders read it (decode_stage rows,
-    with `after`/`before` parsed), in the merged arrival order a consumer sees."""
+def decoded_events(case: Path, manifest: dict) -> Iterator[dict[str, Any]]:
+    """Every event of a generated run as the reference decoders read it (decode_stage rows, a row
+    event's `after`/`before` parsed), in the merged arrival order a consumer sees."""
     decoders = PartitionDecoders(manifest["protocol"], decoder_options(manifest, Path(case)))
     for record in merged_records(Path(case) / "records"):
         for ev in decoders.decode(record):
             if ev["kind"] == "row":
                 ev["after"] = orjson.loads(ev["after"]) if ev["after"] is not None else None
                 ev["before"] = orjson.loads(ev["before"]) if ev["before"] is not None else None
-                yield ev
+            yield ev
+
+
+def decoded_rows(case: Path, manifest: dict) -> Iterator[dict[str, Any]]:
+    """The row events of `decoded_events`."""
+    return (ev for ev in decoded_events(case, manifest) if ev["kind"] == "row")
 
 
 def _key(image: Optional[dict], cols: tuple[str, ...]) -> Optional[str]:
@@ -49,20 +60,33 @@ def _key(image: Optional[dict], cols: tuple[str, ...]) -> Optional[str]:
     return key_order_token([image[c] for c in cols])
 
 
-def _record_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]],
-                   wanted: set[tuple[Name, str]]) -> dict[tuple[Name, str], list[Write]]:
+def _coordinates(ev: dict[str, Any]) -> str:
+    return f"{ev['topic']}/{ev['partition']}@{ev['offset']}"
+
+
+def _stream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]], wanted: set[tuple[Name, str]],
+                   want_ddls: bool) -> tuple[dict[tuple[Name, str], list[Write]], list[dict[str, Any]]]:
+    """The writes of every wanted key, and (when `want_ddls`) every DDL event with its coordinates,
+    both in arrival order; one pass over the records."""
     writes: dict[tuple[Name, str], list[Write]] = defaultdict(list)
-    for ev in decoded_rows(case, manifest):
+    ddls: list[dict[str, Any]] = []
+    for ev in decoded_events(case, manifest):
+        if ev["kind"] == "ddl":
+            if want_ddls:
+                ddls.append({"commit_ts": ev["commit_ts"], "query": ev["query"], "where": _coordinates(ev),
+                             "table": f"{ev['schema']}.{ev['table']}" if ev["table"] else ev["schema"]})
+            continue
+        if ev["kind"] != "row":
+            continue
         name = f"{ev['schema']}.{ev['table']}"
         if name not in cols:
             continue
-        where = f"{ev['topic']}/{ev['partition']}@{ev['offset']}"
         for image in (ev["after"], ev["before"]):
             token = _key(image, cols[name])
             if token is not None and (name, token) in wanted:
-                writes[(name, token)].append((ev["commit_ts"], where))
+                writes[(name, token)].append((ev["commit_ts"], _coordinates(ev)))
                 break
-    return writes
+    return writes, ddls
 
 
 def _upstream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]],
@@ -105,7 +129,21 @@ def _pick(writes: list[Write], f: Finding) -> list[Write]:
     return undated[-1:]
 
 
-def _record_text(copies: list[Write]) -> Optional[str]:
+def _ddl_copies(ddls: list[dict[str, Any]], f: Finding) -> list[Write]:
+    """The records that carried the finding's DDL, in arrival order: matched on commit ts and query;
+    on commit ts and table where the stream words the query otherwise (TiCDC splits a multi-table
+    RENAME into events of one commit ts, so the table tells them apart); on the query where the
+    stream carries no commit ts for DDLs."""
+    for match in (lambda d: d["commit_ts"] == f.commit_ts and d["query"] == f.ddl,
+                  lambda d: d["commit_ts"] is not None and d["commit_ts"] == f.commit_ts and d["table"] == f.table,
+                  lambda d: d["commit_ts"] is None and d["query"] == f.ddl):
+        copies = [(d["commit_ts"], d["where"]) for d in ddls if match(d)]
+        if copies:
+            return copies
+    return []
+
+
+def _record_text(copies: list[Write], again_label: str = "re-sent at") -> Optional[str]:
     if not copies:
         return None
     text = copies[0][1]
@@ -113,25 +151,36 @@ def _record_text(copies: list[Write]) -> Optional[str]:
     if again:
         shown = ", ".join(again[:MAX_COPIES_NAMED]) + (f" and {len(again) - MAX_COPIES_NAMED} more"
                                                        if len(again) > MAX_COPIES_NAMED else "")
-        text += f" (re-sent at {shown})"
+        text += f" ({again_label} {shown})"
     return text
+
+
+def record_coordinates(record: str) -> list[str]:
+    """The coordinates a finding's record text names: the record itself, then the copies named."""
+    return re.findall(r"[\w.-]+/\d+@\d+", record)
 
 
 def locate_findings(findings: list[Finding], case: Path, manifest: dict) -> list[Finding]:
     """`findings` with commit ts and record filled in where the stream (or upstream) tells them."""
     keyed = [f for f in findings if f.key is not None and (f.record is None or f.commit_ts is None)]
-    if not keyed:
+    about_ddl = any(f.ddl is not None and f.record is None for f in findings)
+    cols: dict[Name, tuple[str, ...]] = {}
+    wanted: set[tuple[Name, str]] = set()
+    if keyed:
+        tables = load_truth_tables(Path(case) / "truth")
+        chosen = selectors(manifest["sink"])
+        cols = {f.table: consumer_table(tables[f.table], chosen).handle_key for f in keyed if f.table in tables}
+        wanted = {(f.table, key_order_token(f.key)) for f in keyed if f.table in cols}
+    if not wanted and not about_ddl:
         return findings
-    tables = load_truth_tables(Path(case) / "truth")
-    chosen = selectors(manifest["sink"])
-    cols = {f.table: consumer_table(tables[f.table], chosen).handle_key for f in keyed if f.table in tables}
-    wanted = {(f.table, key_order_token(f.key)) for f in keyed if f.table in cols}
-    if not wanted:
-        return findings
-    writes = _record_writes(Path(case), manifest, cols, wanted)
+    writes, ddls = _stream_writes(Path(case), manifest, cols, wanted, about_ddl)
     upstream: Optional[dict] = None
     out = []
     for f in findings:
+        if f.ddl is not None and f.record is None:
+            # A broadcast DDL has a copy in every partition: the others are named as copies, not re-sends.
+            out.append(f.located(None, _record_text(_ddl_copies(ddls, f), "copies also at")))
+            continue
         slot = (f.table, key_order_token(f.key)) if f.key is not None else None
         if slot not in wanted:
             out.append(f)
