@@ -31,6 +31,7 @@ from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_generators.schema_json import table_from_json
 
 from ..protocols import protocol_package
+from ..rules.catalogue import default_catalogue
 from .finding import Finding, RunContext, row_diff
 from .locate import decoded_rows
 from .roundtrip import same_value
@@ -126,6 +127,7 @@ class CrossCheck:
         self.timeline = SchemaTimeline(first / "truth")
         self.lowerings = {enc: lowering(m["protocol"], m["sink"]) for enc, (_, m) in cases.items()}
         self.rules = {enc: fidelity_module(m["protocol"]) for enc, (_, m) in cases.items()}
+        self.catalogue = default_catalogue()
         self.verdict = CrossVerdict(scenario, seed, self.encodings, time_zone)
 
     # --- one encoding ----------------------------------------------------------------------------
@@ -184,7 +186,10 @@ class CrossCheck:
 
     def _type_rules(self, table: Optional[TableSchema], columns: list[str], encs: list[str]) -> str:
         types = {c.name: c.type for c in table.columns} if table is not None else {}
-        rules = [self.rules[e].type_rule(types[c]) for e in encs for c in columns if c in types]
+        # A protocol's type rule may hold for one of its encodings only (Simple's mysqlType table
+        # gives Avro types): the other encodings answer to the protocol's row rule.
+        rules = [rule if e in self.catalogue.get(rule).protocols else self.rules[e].ROW_RULE
+                 for e in encs for c in columns if c in types for rule in (self.rules[e].type_rule(types[c]),)]
         rules = rules or [self.rules[e].ROW_RULE for e in encs]
         return " / ".join(dict.fromkeys(rules))
 
