@@ -400,7 +400,7 @@ def bench_decode_cmd(work: Path, variants: tuple[str, ...], events: int, limit: 
 @click.option("--events", "sizes", multiple=True, type=click.IntRange(min=1), default=(1_000_000, 10_000_000),
               show_default=True, help="Sizes to run (repeatable); the smallest and largest give the ratio.")
 @click.option("--master", default="local[2]", show_default=True, help="Spark master of the consumer runs.")
-@click.option("--driver-memory", default=None, help="spark.driver.memory of the runs (default: the consumer's, 2g).")
+@click.option("--driver-memory", default=None, help="spark.driver.memory of the runs (default: the consumer's, 1g).")
 @_seed_option
 def bench_consume_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, ...], master: str,
                       driver_memory: str | None, seed: int) -> None:
