@@ -29,6 +29,7 @@ from ticdc_generators.canonical import key_order_token
 from ticdc_generators.model import Column, TableSchema
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_generators.schema_json import table_from_json
+from ticdc_generators.types import TiDBType
 
 from ..protocols import protocol_package
 from ..rules.catalogue import default_catalogue
@@ -186,12 +187,15 @@ class CrossCheck:
 
     def _type_rules(self, table: Optional[TableSchema], columns: list[str], encs: list[str]) -> str:
         types = {c.name: c.type for c in table.columns} if table is not None else {}
-        # A protocol's type rule may hold for one of its encodings only (Simple's mysqlType table
-        # gives Avro types): the other encodings answer to the protocol's row rule.
-        rules = [rule if e in self.catalogue.get(rule).protocols else self.rules[e].ROW_RULE
-                 for e in encs for c in columns if c in types for rule in (self.rules[e].type_rule(types[c]),)]
+        rules = [self._type_rule(e, types[c]) for e in encs for c in columns if c in types]
         rules = rules or [self.rules[e].ROW_RULE for e in encs]
         return " / ".join(dict.fromkeys(rules))
+
+    def _type_rule(self, enc: str, t: TiDBType) -> str:
+        # A protocol's type rule may hold for one of its encodings only (Simple's mysqlType table
+        # gives Avro types): the other encodings answer to the protocol's row rule.
+        rule = self.rules[enc].type_rule(t)
+        return rule if enc in self.catalogue.get(rule).protocols else self.rules[enc].ROW_RULE
 
     def _finding(self, ident: tuple, table: Optional[TableSchema], message: str, expected: Optional[dict],
                  actual: Optional[dict], records: dict[str, list[str]], blamed: list[str],

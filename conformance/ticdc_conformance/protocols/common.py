@@ -74,6 +74,16 @@ def bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
     raise ValueError(f"option {name!r} must be a boolean, got {value!r}")
 
 
+def bounded_put(cache: dict, key: Any, value: Any, limit: int) -> None:
+    """Stores `value` under `key`, emptying `cache` first when it holds `limit` entries.
+
+    The decoders' caches are keyed by what a stream says (schemas, type codes and flags, values), so
+    a hostile stream could name endlessly many keys: a full cache starts over rather than grows."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+
+
 def is_canonical_base64(text: str) -> bool:
     """Whether `text` is exactly the standard, padded base64 TiCDC prints for some bytes.
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import orjson
 
-from ..common import Malformed, is_canonical_base64
+from ..common import Malformed, bounded_put, is_canonical_base64
 from .options import DebeziumOptions
 from .schema import FieldSpec, parse_struct_fields
 from .values import BINARY_TIDB_TYPES, INT_RANGES, decode_typed
@@ -122,9 +122,7 @@ class StructCache:
         found = self._structs.get(key)
         if found is None:
             found = self._parse(struct, where)
-            if len(self._structs) >= MAX_STRUCTS:
-                self._structs.clear()
-            self._structs[key] = found
+            bounded_put(self._structs, key, found, MAX_STRUCTS)
         return found
 
     def _parse(self, struct: Any, where: str) -> Struct:

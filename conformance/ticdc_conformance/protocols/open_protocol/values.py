@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple
 
 import orjson
 
-from ..common import Malformed
+from ..common import Malformed, bounded_put
 from .goquote import go_unquote, unquote_valid
 
 # spec 002, Column type code (TiDB's mysql.Type* byte values).
@@ -150,6 +150,7 @@ def decode_column(obj: Any) -> ColumnValue:
 
 # "f" absent is not "f": null (which decode_column rejects), so absence gets its own marker.
 _NO_FLAG = object()
+# Flags are free-form 64-bit numbers, so the specs a stream names are bounded only by this.
 _CACHE_MAX = 1024
 
 
@@ -191,7 +192,7 @@ def _first_sight(name: str, obj: Any) -> tuple[_ColumnSpec, Any]:
     spec = _SPECS.get(key)
     if spec is None:
         spec = _new_spec(key[0], col)
-        _bounded_put(_SPECS, key, spec)
+        bounded_put(_SPECS, key, spec, _CACHE_MAX)
     return spec, col.value
 
 
@@ -228,16 +229,8 @@ def _keys_of(roles: tuple[tuple[str, tuple[bool, int, bool]], ...]) -> list[tupl
     keys = _KEYS.get(roles)
     if keys is None:
         keys = key_candidates({name: ColumnValue(None, *role) for name, role in roles})
-        _bounded_put(_KEYS, roles, keys)
+        bounded_put(_KEYS, roles, keys, _CACHE_MAX)
     return list(keys)  # a copy: callers own what they get
-
-
-def _bounded_put(cache: dict, key: Any, value: Any) -> None:
-    # Flags are free-form 64-bit numbers, so a hostile stream could name endlessly many
-    # specs: a full cache is emptied rather than grown.
-    if len(cache) >= _CACHE_MAX:
-        cache.clear()
-    cache[key] = value
 
 
 # The last few binary values read and their base64, so that an update's old image ("p") does not
@@ -255,9 +248,7 @@ def _binary_string(raw: Any) -> str:
         if data is None:
             raise ValueError("not an escape body the fast path vouches for")
         out = binascii.b2a_base64(data, newline=False).decode("ascii")
-        if len(_RECENT_BINARY) >= _RECENT_MAX:
-            _RECENT_BINARY.clear()
-        _RECENT_BINARY[raw] = out
+        bounded_put(_RECENT_BINARY, raw, out, _RECENT_MAX)
     return out
 
 
