@@ -247,3 +247,27 @@ def test_spark_consumer_takes_any_dataframe_with_the_kafka_source_columns(tmp_pa
                   "timestampType", "headers").localCheckpoint())
     local, remote, local_figures, spark_figures = _consume_both(spark, case, manifest, tmp_path, records=df)
     _assert_same_outputs(local, remote, local_figures, spark_figures)
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(600)
+def test_every_kafka_partition_is_decoded_in_a_task_of_its_own(tmp_path, spark):
+    from pyspark.sql import functions as F
+
+    from ticdc_conformance.consumer.spark_job import _Run, _StageClock
+
+    topics = {"orders": 5, "ticdc-smoke": 7, "z": 1}
+    manifest = {"protocol": "canal-json", "sink": {}, "topics": topics}
+    run = _Run(spark, manifest, tmp_path / "out", tmp_path / "work", None, _StageClock(None))
+    rows = [(t, p, o) for t, n in topics.items() for p in range(n) for o in range(3)]
+    df = spark.createDataFrame(rows, "topic string, partition int, offset bigint")
+    placed = (run._by_partition(df, "topic", "partition", "offset")
+              .select("topic", "partition", F.spark_partition_id().alias("task")).distinct().collect())
+    tasks = defaultdict(set)
+    for r in placed:
+        tasks[r["task"]].add((r["topic"], r["partition"]))
+    # Hash placement would put some of these 13 partitions together (and leave tasks empty).
+    assert len(tasks) == 13 and all(len(members) == 1 for members in tasks.values()), dict(tasks)
+    # A partition the manifest does not name is still decoded, in some task.
+    extra = spark.createDataFrame([("unnamed", 3, 0)], "topic string, partition int, offset bigint")
+    assert run._by_partition(extra, "offset").count() == 1
