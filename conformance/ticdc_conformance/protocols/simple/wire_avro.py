@@ -9,8 +9,9 @@ from __future__ import annotations
 import io
 import struct
 
-from fastavro import schemaless_reader
-from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
+from fastavro import parse_schema, schemaless_reader
+from fastavro.schema import expand_schema
+from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA, MESSAGE_UNION_INDEX
 
 from ..common import Malformed
 from .fields import get_bool, get_dict, get_int, get_str
@@ -22,6 +23,15 @@ _NS = "com.pingcap.simple.avro."
 # Message.type must name the payload's record (avro.go builds both from the same message kind).
 _PAYLOAD_OF = {"WATERMARK": _NS + "Watermark", "BOOTSTRAP": _NS + "Bootstrap", "DDL": _NS + "DDL", "DML": _NS + "DML"}
 _MAX_LONG = 2**63 - 1
+
+# fastavro re-parses a schema that is a union (a list: it cannot carry fastavro's "parsed" mark) on
+# every schemaless_reader call, about a quarter of a datum's read. A datum of the Message branch --
+# every datum TiCDC writes -- starts with that branch's index, one zigzag varint byte; after it the
+# Message record is read with its own schema, parsed once (expanded: it names types that other
+# branches define). Any other first byte goes through the whole union as before.
+assert MESSAGE_UNION_INDEX < 64, "the Message branch's index is no longer a one-byte varint"
+_MESSAGE_TAG = bytes([MESSAGE_UNION_INDEX << 1])
+_MESSAGE_BRANCH = parse_schema(expand_schema(MESSAGE_SCHEMA)[MESSAGE_UNION_INDEX])
 
 # Everything fastavro raises for a datum that does not fit the schema: truncation, a union or enum index
 # out of range, bad UTF-8, a bad varint.
@@ -65,7 +75,11 @@ def _read(value: bytes) -> tuple[str, dict]:
     # bounded reader reads it again and says where it breaks.
     fo: io.BytesIO = io.BytesIO(value)
     try:
-        datum = schemaless_reader(fo, MESSAGE_SCHEMA, None, return_record_name=True)
+        if value[:1] == _MESSAGE_TAG:
+            fo.seek(1)
+            datum = (_NS + "Message", schemaless_reader(fo, _MESSAGE_BRANCH, None, return_record_name=True))
+        else:
+            datum = schemaless_reader(fo, MESSAGE_SCHEMA, None, return_record_name=True)
     except _READ_ERRORS:
         fo = _BoundedReader(value)
         datum = _bounded_datum(fo)
