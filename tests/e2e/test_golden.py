@@ -168,7 +168,11 @@ def test_check_names_every_file_an_update_would_remove(tmp_path, monkeypatch):
     for rel in strays + ["schema/notes.md"]:
         (golden / rel).parent.mkdir(parents=True, exist_ok=True)
         (golden / rel).write_text("{}")
+    empty = ["leftover", "smoke/empty", f"{two[1]}/nothing"]
+    for rel in empty + ["leftover/deeper/still-nothing", "schema/kept-empty"]:
+        (golden / rel).mkdir(parents=True)
     rendered = sorted(d.render() for d in g.check(golden))
-    assert rendered == sorted(f"{rel}: file: no longer generated" for rel in strays), rendered
+    assert rendered == sorted([f"{rel}: file: no longer generated" for rel in strays]
+                              + [f"{rel}: folder: empty; an update removes it" for rel in empty]), rendered
     assert sorted(g.update(golden, only=two)["removed"]) == sorted(strays)
-    assert g.check(golden) == []
+    assert g.check(golden) == [] and not any((golden / rel).exists() for rel in empty)

@@ -302,6 +302,19 @@ def stray_files(golden_root: Path) -> list[GoldenDiff]:
         if rel == INDEX or parts[0] in KEPT or (len(parts) > 2 and "/".join(parts[:2]) in case_dirs):
             continue
         out.append(GoldenDiff(rel, "file", "no longer generated"))
+    return out + _empty_folders(root)
+
+
+def _empty_folders(root: Path) -> list[GoldenDiff]:
+    """Folders without a file in them, outside the hand-written parts: an update leaves them out,
+    so a check names them too (the outermost of nested ones)."""
+    holding = {parent.as_posix() for rel in _files(root) for parent in Path(rel).parents}
+    out: list[GoldenDiff] = []
+    for folder in sorted(p.relative_to(root) for p in root.rglob("*") if p.is_dir()):
+        rel = folder.as_posix()
+        if rel in holding or folder.parts[0] in KEPT or any(rel.startswith(d.file + "/") for d in out):
+            continue
+        out.append(GoldenDiff(rel, "folder", "empty; an update removes it"))
     return out
 
 
