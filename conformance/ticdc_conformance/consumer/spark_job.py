@@ -400,7 +400,7 @@ def _remove(path: Path) -> None:
 def build_py_files(target: Path) -> int:
     """Writes the zip for spark-submit's --py-files: both packages (the consumer and the generators'
     record and canonical-value modules it imports), source and package data, byte-identical for the
-    same tree. Returns the number of files. Third-party modules (pyarrow, orjson, fastavro, cramjam,
+    same tree. Returns the number of files. Third-party modules (pyarrow, orjson, msgspec, fastavro, cramjam,
     lz4) are not in it: executors need them installed, as any PySpark job's dependencies."""
     import ticdc_conformance
     import ticdc_generators

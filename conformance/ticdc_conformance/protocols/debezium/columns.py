@@ -6,7 +6,8 @@ StructCache keeps each struct schema parsed, keyed by its exact JSON text (orjso
 object: equal text means an equal object with the same JSON types, hence the same descriptors). Only
 structs that parsed cleanly are kept, so a malformed one fails every time with its own reason. The cache
 holds at most MAX_STRUCTS entries and starts over when full, so a stream of ever-new schemas cannot
-grow it without limit.
+grow it without limit. (The fast path, plans.py, goes further: it keys a whole schema half by its
+bytes on the wire, before parsing anything.)
 
 A column's converter takes the values TiCDC writes in their usual shape (an integer in range, a double,
 a text, canonical base64) by itself and hands any other value to values.decode_typed, so what a value
@@ -21,15 +22,16 @@ import orjson
 from ..common import Malformed, bounded_put, is_canonical_base64
 from .options import DebeziumOptions
 from .schema import FieldSpec, parse_struct_fields
-from .values import BINARY_TIDB_TYPES, INT_RANGES, decode_typed
+from .values import BINARY_TIDB_TYPES, INT_RANGES, INT_TEMPORALS, decode_typed
 
 MAX_STRUCTS = 256
 Converter = Callable[[Any, str], Any]  # (non-NULL wire value, "before"/"after"/"key") -> canonical value
 
 # Semantic types whose value is not the wire value itself; their columns take the general reader.
-_CONVERTED = frozenset({"io.debezium.time.Date", "io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp",
-                        "io.debezium.time.MicroTime", "io.debezium.time.ZonedTimestamp", "io.debezium.data.Json",
-                        "io.debezium.data.Bits"})
+CONVERTED_SEMANTICS = frozenset({
+    "io.debezium.time.Date", "io.debezium.time.Timestamp", "io.debezium.time.MicroTimestamp",
+    "io.debezium.time.MicroTime", "io.debezium.time.ZonedTimestamp", "io.debezium.data.Json",
+    "io.debezium.data.Bits"})
 
 
 def _int(spec: FieldSpec, slow: Converter) -> Converter:
@@ -39,6 +41,15 @@ def _int(spec: FieldSpec, slow: Converter) -> Converter:
 
     def read(raw: Any, where: str) -> Any:
         return raw if raw.__class__ is int and lo <= raw <= hi else slow(raw, where)
+    return read
+
+
+def _int_temporal(spec: FieldSpec, slow: Converter) -> Converter:
+    lo, hi = INT_RANGES[spec.type]
+    convert = INT_TEMPORALS[spec.semantic]
+
+    def read(raw: Any, where: str) -> Any:
+        return convert(raw) if raw.__class__ is int and lo <= raw <= hi else slow(raw, where)
     return read
 
 
@@ -64,7 +75,9 @@ def _base64(slow: Converter) -> Converter:
 def converter(spec: FieldSpec, opts: DebeziumOptions) -> Converter:
     def slow(raw: Any, where: str) -> Any:
         return decode_typed(spec, raw, opts, where)
-    if spec.semantic in _CONVERTED:
+    if spec.semantic in INT_TEMPORALS:  # schema.parse_field: always on an integer type
+        return _int_temporal(spec, slow)
+    if spec.semantic in CONVERTED_SEMANTICS:
         return slow
     t = spec.type
     if t in INT_RANGES:
@@ -86,14 +99,14 @@ class Struct:
         self.names = tuple(s.column for s in specs)
         self.known = frozenset(self.names)
         self._opts = opts
-        self._converters = tuple((s.column, s.optional, converter(s, opts)) for s in specs)
+        self.converters = tuple((s.column, s.optional, converter(s, opts)) for s in specs)
 
     def values(self, raw: dict, where: str) -> dict[str, Any]:
         """A payload struct's values; `where` ("before", "after", "key") names it in reasons."""
-        if len(raw) == len(self._converters) and self.known.issuperset(raw):
+        if len(raw) == len(self.converters) and self.known.issuperset(raw):
             # Every column present: the general walk below would find nothing missing or extra.
             return {name: None if (v := raw[name]) is None and optional else read(v, where)
-                    for name, optional, read in self._converters}
+                    for name, optional, read in self.converters}
         out: dict[str, Any] = {}
         for spec in self.specs:
             if spec.column in raw:

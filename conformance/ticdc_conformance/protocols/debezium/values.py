@@ -30,6 +30,13 @@ INT_RANGES = {
 # "when the column has the BINARY flag, TiCDC encodes it as a String type after encoding it in
 # Base64").
 BINARY_TIDB_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+# Debezium's temporal types carried by an integer (already within its column's range) -> TiDB's print.
+INT_TEMPORALS = {
+    "io.debezium.time.Date": temporal.days_to_text,
+    "io.debezium.time.Timestamp": lambda v: temporal.epoch_to_text(v, 1000, 3),
+    "io.debezium.time.MicroTimestamp": lambda v: temporal.epoch_to_text(v, 1, 6),
+    "io.debezium.time.MicroTime": temporal.micros_to_time_text,
+}
 
 
 def _is_int(v: Any) -> bool:
@@ -101,15 +108,9 @@ def _decode_int(spec: FieldSpec, raw: Any, where: str) -> Any:
     lo, hi = INT_RANGES[spec.type]
     if not lo <= raw <= hi:
         raise Malformed(f"{where}: {raw} does not fit {spec.type}")
-    sem = spec.semantic
-    if sem == "io.debezium.time.Date":
-        return temporal.days_to_text(raw)
-    if sem == "io.debezium.time.Timestamp":
-        return temporal.epoch_to_text(raw, 1000, 3)
-    if sem == "io.debezium.time.MicroTimestamp":
-        return temporal.epoch_to_text(raw, 1, 6)
-    if sem == "io.debezium.time.MicroTime":
-        return temporal.micros_to_time_text(raw)
+    convert = INT_TEMPORALS.get(spec.semantic)
+    if convert is not None:
+        return convert(raw)
     if raw < 0 and spec.type == "int64" and spec.tidb_type == "bigint unsigned":
         # TiCDC codec.go: an unsigned BIGINT goes out as int64(v), so values above 2**63-1
         # arrive negative; the extension's tidb_type says to undo the wrap.
