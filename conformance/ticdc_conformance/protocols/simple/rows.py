@@ -19,10 +19,9 @@ from typing import Any, Callable, Optional
 from ..common import Malformed, is_canonical_base64
 from ..keys import carried_key
 from .table import ColumnInfo, TableInfo
-from .values import DECIMAL_RE, FLOAT_RE, TEMPORAL_RE, from_avro, from_json
+from .values import DECIMAL_RE, FLOAT_RE, INT_CHARS, TEMPORAL_RE, from_avro, from_json
 
 Converter = Callable[[Any], Any]  # a non-NULL wire value -> its canonical value
-_INT_CHARS = 21  # values.from_json reads at most 21 characters as an integer
 
 
 def _json_int(col: ColumnInfo, slow: Converter) -> Converter:
@@ -31,7 +30,7 @@ def _json_int(col: ColumnInfo, slow: Converter) -> Converter:
     def read(raw: Any) -> Any:
         # ASCII digits after an optional minus sign are what values.from_json reads; isdigit() alone
         # also takes other scripts' digits, hence isascii().
-        if raw.__class__ is str and len(raw) <= _INT_CHARS and raw.isascii() and (
+        if raw.__class__ is str and len(raw) <= INT_CHARS and raw.isascii() and (
                 raw.isdigit() or raw[:1] == "-" and raw[1:].isdigit()):
             v = int(raw)
             if lo <= v <= hi:

@@ -17,7 +17,10 @@ from ..floats import float32_as_read
 from .table import ColumnInfo
 from .timestamps import render_timestamp
 
-_INT_RE = re.compile(r"-?[0-9]+\Z", re.ASCII)
+# TiCDC prints integers with strconv (message.go encodeValue): digits after an optional minus sign; a
+# 64-bit value needs at most 20 digits and the sign, so longer text is not an integer of any column.
+INT_RE = re.compile(r"-?[0-9]+\Z", re.ASCII)
+INT_CHARS = 21
 FLOAT_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z", re.ASCII)
 DECIMAL_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z", re.ASCII)
 _DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z", re.ASCII)
@@ -86,7 +89,7 @@ def _year(col: ColumnInfo, v: int) -> int:
 
 
 def _int_text(col: ColumnInfo, raw: Any) -> int:
-    if not isinstance(raw, str) or len(raw) > 21 or not _INT_RE.match(raw):
+    if not isinstance(raw, str) or len(raw) > INT_CHARS or not INT_RE.match(raw):
         raise _mismatch(raw, "a decimal integer string")
     return int(raw)
 

@@ -1,0 +1,131 @@
+"""The decoder's fast path for Simple JSON: the DML messages of the shape TiCDC sends nearly always,
+read by msgspec into types built once per table schema version (structs.py, plans.py) instead of
+through orjson dicts and a converter call per value.
+
+It only ever accepts: whatever it cannot vouch for makes it decline (return None) and the reference
+path (wire_json.py, rows.py) decodes the message or names what is wrong with it. It declines DDL,
+BOOTSTRAP and WATERMARK messages, large-message placeholders, rows with checksums, an UPDATE whose
+two images carry different columns, rows of a schema version not yet known (the reference path
+holds them), and any value msgspec or the plan's checks refuse. So every event it returns is the
+one the reference path returns -- same values, same column order, same key -- and every error is
+still the reference's.
+
+A schema version's plan reads rows that carry all of its columns; when a row does not fit it, the
+plan is rebuilt for the columns that row carries (TiCDC leaves virtual generated columns out, and a
+column selector the columns it drops), so a table whose rows always lack the same columns stays on
+the fast path.
+
+Where msgspec and orjson (the reference's parser) could read the same text differently it declines:
+integers past 64 bits (structs.py), a key given twice with values of different types (msgspec
+checks each occurrence; both keep the last), and what msgspec refuses outright (lone surrogate
+escapes, invalid UTF-8, nesting deeper than its recursion limit).
+"""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import msgspec
+import orjson
+
+from ...events import DecodedRow
+from ..common import Malformed, bounded_put
+from ..compression import decompress
+from .plans import Declined, RowPlan
+from .rows import RowReader
+from .structs import ENVELOPE, NO_IMAGE
+
+# Plans kept per partition decoder; the cache starts over when full (common.bounded_put).
+PLANS = 128
+_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
+# What a message the fast path cannot read raises: msgspec's DecodeError and ValidationError and
+# UnicodeDecodeError are ValueErrors; msgspec raises RecursionError past its nesting limit.
+_DECLINES = (ValueError, RecursionError, Malformed, Declined)
+
+
+class FastDML:
+    """The fast path of one partition's decoder, over that decoder's schema cache."""
+
+    def __init__(self, tables: dict[tuple[str, str, int], RowReader], time_zone: str, codec: str) -> None:
+        self._tables = tables
+        self._time_zone = time_zone
+        self._codec = codec  # large-message-handle-compression, applied to every message value
+        self._plans: dict[tuple[str, str, int], RowPlan] = {}
+        # The one-step read: a union of the plans' message Structs, one per table name.
+        self._union: Optional[msgspec.json.Decoder] = None
+        self._plan_of: dict[type, RowPlan] = {}
+
+    def decode(self, value: Optional[bytes]) -> Optional[DecodedRow]:
+        """The row event of a DML message, or None to leave the message to the reference path."""
+        if value is None:
+            return None
+        try:
+            if self._codec != "none":
+                value = decompress(self._codec, value)
+            msg = None
+            if self._union is not None:
+                try:
+                    msg = self._union.decode(value)
+                except _DECLINES:
+                    pass  # not one of the union's versions: the two-step read may know it
+            if msg is not None:
+                plan = self._plan_of[msg.__class__]
+                data, old = msg.data, msg.old
+            else:
+                msg = ENVELOPE.decode(value)
+                key = (msg.database, msg.table, msg.schemaVersion or 0)
+                plan = self._plans.get(key) or self._plan(key, None)
+                if plan is None:
+                    return None
+                raws = (None if msg.data in NO_IMAGE else msg.data, None if msg.old in NO_IMAGE else msg.old)
+                try:
+                    data, old = _rows(plan, raws)
+                except msgspec.ValidationError:
+                    # Perhaps rows that leave other columns out than the plan's: a plan for theirs.
+                    plan = self._plan(key, _carried(raws, plan))
+                    if plan is None:
+                        return None
+                    data, old = _rows(plan, raws)
+            op = _OPS[msg.type]
+            # Spec 004, DML: INSERT has only `data`, UPDATE both, DELETE only `old` (message.row_maps).
+            if (data is None) != (op == "delete") or (old is None) != (op == "insert"):
+                return None
+            return DecodedRow(plan.schema, plan.table, op, msg.commitTs, None if data is None else plan.image(data),
+                              None if old is None else plan.image(old), plan.key_columns, plan.column_names)
+        except _DECLINES:
+            return None
+
+    def _plan(self, key: tuple[str, str, int], carried: Optional[frozenset[str]]) -> Optional[RowPlan]:
+        reader = self._tables.get(key)
+        if reader is None or carried is not None and not carried.issubset(reader.column_names):
+            return None
+        plan = RowPlan(reader, self._time_zone, carried)
+        bounded_put(self._plans, key, plan, PLANS)
+        self._rebuild_union()
+        return plan
+
+    def _rebuild_union(self) -> None:
+        """The union of the latest plan of each table name (a union tells its members apart by
+        their tag alone); a row of another version or database takes the two-step read."""
+        members: dict[str, RowPlan] = {p.table: p for p in self._plans.values() if p.message is not None}
+        self._plan_of = {p.message: p for p in members.values()}
+        self._union = msgspec.json.Decoder(Union[tuple(self._plan_of)]) if self._plan_of else None
+
+
+def _rows(plan: RowPlan, raws: tuple[Optional[msgspec.Raw], ...]) -> tuple:
+    return tuple(None if raw is None else plan.decoder.decode(raw) for raw in raws)
+
+
+def _carried(raws: tuple[Optional[msgspec.Raw], ...], plan: RowPlan) -> Optional[frozenset[str]]:
+    """The columns both images carry when they carry the same ones and not the plan's, else None.
+    orjson only names the columns here: the new plan's row Struct reads the values."""
+    names = set()
+    for raw in raws:
+        if raw is not None:
+            image = orjson.loads(memoryview(raw))
+            if not isinstance(image, dict):
+                return None
+            names.add(frozenset(image))
+    if len(names) != 1:
+        return None
+    [carried] = names
+    return None if carried == frozenset(plan.carried) else carried
