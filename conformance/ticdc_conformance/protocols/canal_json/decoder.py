@@ -42,23 +42,26 @@ class CanalJSONDecoder:
         self._options = options
         self._large = large or LargeMessages()
         self._fast = FastDML(options.enable_tidb_extension)
+        self._compressed = options.large_message_handle_compression != "none"
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         try:
-            msg = self._message(record.value)
+            value = record.value
+            if self._compressed or not value:
+                value = self._value(value)
             # The fast path declines whatever it cannot vouch for; _decode then has the last word.
-            return self._fast.decode(msg) or self._decode(msg)
+            return self._fast.decode(value) or self._decode(json_object(value, "value"))
         except Exception:
             # decode_errors is entered only on failure: a generator-based context manager around every
             # record would cost a noticeable share of a fast-path decode.
             with decode_errors(record, unexpected="unexpected"):
                 raise
 
-    def _message(self, value: Optional[bytes]) -> dict[str, Any]:
+    def _value(self, value: Optional[bytes]) -> bytes:
+        """The JSON text of a record value."""
         if not value:
             raise Malformed("empty record value: every Canal-JSON record holds one JSON object")
-        codec = self._options.large_message_handle_compression
-        return json_object(value if codec == "none" else decompress(codec, value), "value")
+        return decompress(self._options.large_message_handle_compression, value)
 
     def _decode(self, msg: dict[str, Any]) -> list[DecodedEvent]:
         is_ddl = req_bool(msg, "isDdl", "message")

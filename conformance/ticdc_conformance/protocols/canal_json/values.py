@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from binascii import b2a_base64
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import orjson
@@ -32,10 +33,15 @@ from .mysql_type import MySQLType
 # Go's strconv.FormatFloat(f, 'f', -1, n) never writes an exponent; other Canal producers may.
 _FLOAT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _DECIMAL = re.compile(r"-?[0-9]+(?:\.([0-9]+))?")
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.([0-9]{1,6}))?")
+_DATE_TEXT = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
+_DATETIME_TEXT = _DATE_TEXT + " [0-9]{2}:[0-9]{2}:[0-9]{2}"
 # TiDB's TIME range is -838:59:59 .. 838:59:59, so the hour takes two or three digits.
-_TIME = re.compile(r"-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(?:\.([0-9]{1,6}))?")
+_TIME_TEXT = "-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}"
+_MAX_FSP = 6
+_FRACTION = rf"(?:\.([0-9]{{1,{_MAX_FSP}}}))?"
+_DATE = re.compile(_DATE_TEXT)
+_DATETIME = re.compile(_DATETIME_TEXT + _FRACTION)
+_TIME = re.compile(_TIME_TEXT + _FRACTION)
 _YEAR = re.compile(r"[0-9]{1,4}")
 _UINT64_MAX = 2**64 - 1
 # Longest text of an in-range 64-bit integer: 20 digits plus a sign.
@@ -214,3 +220,56 @@ _READERS: dict[str, Callable[[str, MySQLType], Reader]] = {
     "time": _temporal(_TIME),
     "year": _year, "bit": _bit, "enum": _enum, "set": _set, "json": _json,
 }
+
+
+@dataclass(frozen=True)
+class Plain:
+    """The plain text of a column's values, as TiDB prints nearly every one: `pattern` (a regex
+    with no group that matches no NUL) takes only texts the column's reader accepts, and the reader
+    gives such a text back as it is -- or, where `bounds` are set, reads it as int(text), which it
+    rejects outside those bounds."""
+
+    pattern: str
+    bounds: Optional[tuple[int, int]] = None
+
+
+_PLAIN_UNSIGNED = "[0-9]{1,20}"  # at most 20 digits: within the readers' _MAX_INT_TEXT
+
+
+def plain_form(mtype: MySQLType) -> Optional[Plain]:
+    """The plain text of a column of `mtype`, None where its reader does more than check the text
+    or read an integer (floats, JSON, binary, named ENUM/SET members) or accepts no text at all."""
+    base = mtype.base
+    if base in INTEGER_TYPES:
+        low, high = _INT_RANGES[(base, mtype.unsigned)]
+        return Plain("-?[0-9]{1,20}" if low < 0 else _PLAIN_UNSIGNED, (low, high))
+    if base == "year":
+        return Plain(_YEAR.pattern, (0, 2155))
+    if base == "bit":
+        width = mtype.bit_width
+        if width is not None and not 1 <= width <= 64:
+            return None
+        return Plain(_PLAIN_UNSIGNED, (0, _UINT64_MAX if width is None else 2**width - 1))
+    if base in ("enum", "set"):
+        return None if mtype.elements is not None else Plain(_PLAIN_UNSIGNED, (0, _UINT64_MAX))
+    if base == "decimal":
+        # The lookahead bounds the length to the end of the text or to the NUL that ends it in a row.
+        fraction = _exact_fraction(mtype.decimal_scale, r"(?:\.[0-9]+)?")
+        return Plain(rf"(?=[^\x00]{{1,{_MAX_DECIMAL_TEXT}}}(?:\x00|\Z))-?[0-9]+{fraction}")
+    if base == "date":
+        return Plain(_DATE_TEXT)
+    if base in ("datetime", "timestamp", "time"):
+        fsp = mtype.fsp
+        if fsp is not None and fsp > _MAX_FSP:
+            return None
+        fraction = _exact_fraction(fsp, rf"(?:\.[0-9]{{1,{_MAX_FSP}}})?")
+        return Plain((_TIME_TEXT if base == "time" else _DATETIME_TEXT) + fraction)
+    return None
+
+
+def _exact_fraction(digits: Optional[int], unknown: str) -> str:
+    """The fraction part of a plain text that has `digits` fraction digits (none when 0), or any
+    fraction the type allows (`unknown`) when the mysqlType does not say."""
+    if digits is None:
+        return unknown
+    return rf"\.[0-9]{{{digits}}}" if digits else ""
