@@ -38,9 +38,28 @@ def test_the_fast_unquote_agrees_with_the_escape_scanner(s):
         assert go_unquote(s) == expected
 
 
-@pytest.mark.parametrize("s", ["\\x41\\u00e9\\U0001F600", "\\\\u0041", "\\\\\\u0041", "a\\x5cu0041", "\\101\\377"])
+@pytest.mark.parametrize("s", ["\\x41\\u00e9\\U0001F600", "\\\\u0041", "\\\\\\u0041", "a\\x5cu0041", "\\\\q\\\\",
+                               "\\\\\\\"\\x00\\\\"])
 def test_the_fast_unquote_handles_rune_escapes_and_escaped_backslashes(s):
     assert unquote_valid(s) == _scan(s)
+
+
+@pytest.mark.parametrize("s", [
+    "\\12\\\\7",  # octal one digit short, then an escaped backslash: removing it would join "127"
+    "\\x4\\\\1",  # likewise for \x
+    "\\\\\"",  # an escaped backslash, then a raw quote
+    "a\\", "a\\\\\\",  # a last backslash escaping nothing
+    "\\'", "\\\n", "\\N{DIGIT ONE}", "\\u12", "\\ud800",  # escapes Python takes and Go refuses
+])
+def test_the_fast_unquote_refuses_what_go_refuses(s):
+    assert unquote_valid(s) is None
+    with pytest.raises(ValueError):
+        _scan(s)
+
+
+def test_octal_escapes_go_the_careful_way():
+    # Go's Quote never writes them, so the fast unquote leaves them to the escape scanner.
+    assert unquote_valid("\\101\\377") is None and go_unquote("\\101\\377") == b"A\xff"
 
 
 def _col(code, flag, v, **extra):
@@ -90,6 +109,25 @@ def test_the_caches_stay_bounded_under_endless_flag_values():
         decode_columns({"c": {"t": 3, "f": flag | 0x10, "v": 1}})
     assert len(values._SPECS) <= values._CACHE_MAX
     assert len(values._KEYS) <= values._CACHE_MAX
-    for n in range(3 * values._RECENT_MAX):
-        decode_columns({"b": _col(15, 1, f"\\x{n % 256:02x}{n}")})
-    assert len(values._RECENT_BINARY) <= values._RECENT_MAX
+
+
+# Pieces of printed dates, times and decimals, and what breaks them: other digits, signs, spaces.
+_TEXT_PIECES = st.sampled_from(["0", "7", "2024", "-", ":", ".", " ", "12", "٣", "\ud800", "x", "", "123456"])
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.sampled_from([7, 10, 11, 12, 14, 246]), st.lists(st.lists(_TEXT_PIECES, max_size=9).map("".join),
+                                                          min_size=1, max_size=4))
+def test_the_remembered_shapes_read_as_the_patterns_do(code, texts):
+    # The texts of one column, in turn: a shape remembered from an earlier text decides a later one.
+    spec = values.column_spec(code, 0, True, False)
+    for text in texts:
+        try:
+            expected = values._READERS[code](text, code, 0, True)
+        except Malformed:
+            expected = None
+        try:
+            got = spec.read(text)
+        except Malformed:
+            got = None
+        assert got == expected

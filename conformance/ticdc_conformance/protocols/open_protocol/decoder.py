@@ -20,6 +20,7 @@ from ..claim_check import claim_check_message
 from ..compression import codec_option, decompress
 from ..keys import carried_key
 from ..large_message import LargeMessages
+from .fast import FastPath
 from .framing import KIND_DDL, KIND_RESOLVED, KIND_ROW, RawEvent, read_events
 from .values import decode_columns
 
@@ -47,8 +48,16 @@ class OpenProtocolDecoder:
     def __init__(self, options: OpenProtocolOptions, large: Optional[LargeMessages] = None) -> None:
         self.options = options
         self.large = large or LargeMessages()
+        # The fast path reads uncompressed values only: compressed ones are TiCDC's large
+        # messages, rare enough to go the reference way.
+        self._fast = (FastPath(options.output_old_value)
+                      if options.large_message_handle_compression == "none" else None)
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+        if self._fast is not None:
+            events = self._fast.decode(record.key, record.value)
+            if events is not None:
+                return events
         with decode_errors(record, unexpected="unreadable message"):
             return [self._event(i, raw) for i, raw in enumerate(read_events(record.key, record.value))]
 

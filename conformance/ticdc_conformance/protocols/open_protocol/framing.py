@@ -10,12 +10,14 @@ accepted, the missing frame only for trailing Resolved events.
 """
 from __future__ import annotations
 
+import struct
 from typing import Any, NamedTuple, Optional
 
 from ..common import Malformed, json_object
 
 PROTOCOL_VERSION = 1  # spec 002, Message format: "The version of the current protocol is 1."
 _WORD = 8  # version and lengths are big-endian int64
+_LENGTH = struct.Struct(">Q").unpack_from
 
 # Event kinds of the key's "t" (spec 002, Event format).
 KIND_ROW = 1
@@ -42,18 +44,18 @@ class RawEvent(NamedTuple):
         return self.key["ts"]
 
 
-def split_frames(buf: bytes, what: str) -> list[bytes]:
-    """The `[u64 length][payload]` frames of `buf`.
+def split_frames(buf: bytes, what: str, start: int = 0) -> list[bytes]:
+    """The `[u64 length][payload]` frames of `buf` from `start` on.
 
     A length is compared with the bytes actually left before anything is sliced, so a hostile
     prefix (say 2**63) is rejected without allocating its claimed size.
     """
     frames: list[bytes] = []
-    pos, end = 0, len(buf)
+    pos, end = start, len(buf)
     while pos < end:
         if end - pos < _WORD:
             raise Malformed(f"{what} frame {len(frames)}: {end - pos} trailing byte(s), too few for a length")
-        length = int.from_bytes(buf[pos:pos + _WORD], "big")
+        (length,) = _LENGTH(buf, pos)  # unpack_from: no slice for the length word
         pos += _WORD
         if length > end - pos:
             raise Malformed(
@@ -101,7 +103,7 @@ def read_events(key: Optional[bytes], value: Optional[bytes]) -> list[RawEvent]:
     version = int.from_bytes(key[:_WORD], "big")
     if version != PROTOCOL_VERSION:
         raise Malformed(f"protocol version {version}, expected {PROTOCOL_VERSION}")
-    key_frames = split_frames(key[_WORD:], "key")
+    key_frames = split_frames(key, "key", start=_WORD)
     value_frames = split_frames(value or b"", "value")
     keys = []
     for i, frame in enumerate(key_frames):

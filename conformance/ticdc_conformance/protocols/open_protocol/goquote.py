@@ -8,7 +8,10 @@ double-quoted literal, so a value TiCDC's consumer would reject is rejected here
 """
 from __future__ import annotations
 
+import codecs
 import re
+
+from ..common import bounded_put
 
 _SIMPLE = {"a": 0x07, "b": 0x08, "f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "\\": 0x5C, '"': 0x22}
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -16,11 +19,12 @@ _OCT = frozenset("01234567")
 _MAX_RUNE = 0x10FFFF
 
 
-# A whole literal body Go's Unquote accepts: raw runs without a quote or newline, and escapes
-# of exactly the forms `_scan` takes (octal only up to \377). Possessive quantifiers keep the
-# match linear on hostile input.
-_VALID = re.compile(r'[^\\"\n]*+(?:\\(?:x[0-9a-fA-F]{2}|[abfnrtv\\"]|[0-3][0-7]{2}|u[0-9a-fA-F]{4}'
-                    r'|U[0-9a-fA-F]{8})[^\\"\n]*+)*+')
+# A backslash not followed by a one-letter escape or \x, the escapes Go's Quote writes but for \u
+# and \U. Tested at every backslash, the second of an escaped one too, it refuses more than Go
+# (the body \\q, an escaped backslash then "q", is valid), never less: a body it passes has such
+# an escape at each escape start. The literal first character lets the engine skip from
+# backslash to backslash.
+_BAD_ESCAPE = re.compile(r'\\[^xabfnrtv\\"]').search
 # A \u or \U escape, preceded by an even run of backslashes (escaped backslashes), so that
 # "\\\\u" (an escaped backslash, then "u") is not taken for one.
 _RUNE_ESCAPE = re.compile(r'(?<!\\)((?:\\\\)*+)\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))')
@@ -33,26 +37,63 @@ def go_unquote(s: str) -> bytes:
 
 
 def unquote_valid(s: str) -> bytes | None:
-    """`s` decoded by the codec machinery in C, when `_VALID` vouches for it; None otherwise (a
-    rejection, a lone surrogate, a \\u escape naming no valid rune), left to `_scan` to settle
-    and word. On a vouched-for body Python's byte-escape decoding means what Go's does: the same
-    simple escapes, \\xHH and three-digit octal; only \\u and \\U differ, so they become the
-    \\xHH escapes of their UTF-8 bytes first."""
-    if _VALID.fullmatch(s) is None:
+    """`s` decoded by the codec machinery in C, when the checks here vouch for it; None otherwise
+    (a rejection, a lone surrogate, a \\u escape naming no valid rune, an octal escape), left to
+    `_scan` to settle and word.
+
+    On a vouched-for body Python's bytes escape decoding means what Go's Unquote does: the same
+    simple escapes and \\xHH (whose two hex digits it demands too), UTF-8 text copied as it is;
+    \\u and \\U become the \\xHH escapes of their UTF-8 bytes first. What Python would take and Go
+    refuses is refused before: other escapes, a raw newline, a raw double quote."""
+    if "\n" in s:
         return None
+    if _BAD_ESCAPE(s) is not None:
+        s = _second_look(s)
+        if s is None:
+            return None
+    if '"' in s:
+        # Without its escaped backslashes every backslash of the body starts an escape, so a
+        # quote is escaped exactly when a backslash stands before it there.
+        bare = s.replace("\\\\", "")
+        if bare.count('"') != bare.count('\\"'):
+            return None
     try:
-        if "\\u" in s or "\\U" in s:
-            s = _RUNE_ESCAPE.sub(_rune_as_bytes, s)
-        return s.encode("utf-8").decode("unicode_escape").encode("latin-1")
-    except ValueError:  # UnicodeError is a ValueError
+        return codecs.escape_decode(s)[0]  # a str is read as its UTF-8 bytes
+    except ValueError:  # a short \x escape, a last backslash escaping nothing, a lone surrogate
         return None
+
+
+def _second_look(s: str) -> str | None:
+    """A body `_BAD_ESCAPE` refused, with its \\u and \\U escapes rewritten as \\x escapes, when
+    every escape start is followed by a letter `unquote_valid` decodes; None otherwise."""
+    if "\\u" in s or "\\U" in s:
+        try:
+            s = _RUNE_ESCAPE.sub(_rune_as_bytes, s)
+        except ValueError:  # not a valid rune
+            return None
+        if _BAD_ESCAPE(s) is None:
+            return s
+    # Without its escaped backslashes every backslash left starts an escape. Their removal joins
+    # what stood around them, so only the letter after each backslash is read there.
+    return s if _BAD_ESCAPE(s.replace("\\\\", "")) is None else None
 
 
 def _rune_as_bytes(m: re.Match) -> str:
-    code = int(m.group(2) or m.group(3), 16)
-    if code > _MAX_RUNE or 0xD800 <= code <= 0xDFFF:
-        raise ValueError("not a valid rune")
-    return m.group(1) + "".join(f"\\x{b:02x}" for b in chr(code).encode("utf-8"))
+    digits = m.group(2) or m.group(3)
+    escapes = _RUNE_ESCAPES.get(digits)
+    if escapes is None:
+        code = int(digits, 16)
+        if code > _MAX_RUNE or 0xD800 <= code <= 0xDFFF:
+            raise ValueError("not a valid rune")
+        escapes = "".join(f"\\x{b:02x}" for b in chr(code).encode("utf-8"))
+        bounded_put(_RUNE_ESCAPES, digits, escapes, _RUNES_MAX)
+    return m.group(1) + escapes
+
+
+# The \x escapes of the runes met lately: Go writes a \u escape for each non-printable rune, and a
+# column's values repeat a few of them (bounded, as the stream chooses the runes).
+_RUNE_ESCAPES: dict[str, str] = {}
+_RUNES_MAX = 1024
 
 
 def _scan(s: str) -> bytes:
