@@ -401,14 +401,17 @@ def bench_decode_cmd(work: Path, variants: tuple[str, ...], events: int, limit: 
               show_default=True, help="Sizes to run (repeatable); the smallest and largest give the ratio.")
 @click.option("--master", default="local[2]", show_default=True, help="Spark master of the consumer runs.")
 @click.option("--driver-memory", default=None, help="spark.driver.memory of the runs (default: the consumer's, 1g).")
+@click.option("--floor/--no-floor", default=True, show_default=True,
+              help="Also time a Spark job that only reads, and one that only parses, every message of the "
+                   "same files (the floor under the consumer's rate).")
 @_seed_option
 def bench_consume_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, ...], master: str,
-                      driver_memory: str | None, seed: int) -> None:
+                      driver_memory: str | None, floor: bool, seed: int) -> None:
     """The reference Spark consumer end to end: throughput, time ratio and the driver's peak memory."""
     from .bench.consume import bench_consume
 
     bench_consume(work, list(variants) or _bench_variants(), sorted(set(sizes)), master, seed, driver_memory,
-                  echo=click.echo)
+                  echo=click.echo, floor=floor)
 
 
 @main.command("rules")

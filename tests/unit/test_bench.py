@@ -6,12 +6,17 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from ticdc_conformance.bench import inputs as bench_inputs
 from ticdc_conformance.bench.decode import _frames, bare_parser, measure_decode, record_batches
 from ticdc_conformance.bench.inputs import cache_key, cached_inputs, variant_config, variant_names
 from ticdc_conformance.bench.consume import ConsumeFigures, judge
+from ticdc_conformance.bench.floor import FloorFigures, OutOfOrder, _counting_decoder
+from ticdc_conformance.consumer.decode_stage import decode_records
+from ticdc_conformance.consumer.decoder_options import decoder_options
+from ticdc_generators.sink.records import iter_record_files, records_to_table
 from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler
 from ticdc_conformance.protocols.open_protocol.framing import split_frames
 
@@ -87,6 +92,21 @@ def test_bare_open_protocol_split_finds_the_decoders_frames(work):
     assert batched > 0  # the inputs do exercise batch frames
 
 
+def test_floor_decode_pass_counts_every_event_and_refuses_offsets_going_back(work):
+    inp = cached_inputs(work, "canal-json", EVENTS, echo=lambda s: None)
+    path = sorted(inp.records.glob("*.parquet"))[0]
+    records = list(iter_record_files(inp.records))
+    mine = [r for r in records if (r.topic, r.partition) == (records[0].topic, records[0].partition)]
+    protocol, options = inp.manifest["protocol"], decoder_options(inp.manifest, inp.directory)
+    count = _counting_decoder(protocol, options)
+    [out] = list(count(iter(pq.ParquetFile(path).iter_batches(batch_size=64))))
+    expected = len(list(decode_records(mine, protocol, options)))
+    assert out.column("rows").to_pylist() == [expected] and expected > len(mine) // 2
+    backwards = records_to_table(mine[:3] + mine[1:2]).to_batches()
+    with pytest.raises(OutOfOrder, match="offsets go back"):
+        list(count(iter(backwards)))
+
+
 @pytest.mark.parametrize("variant", variant_names())
 def test_measure_decode_covers_every_message(work, variant):
     inp = cached_inputs(work, variant, EVENTS, echo=lambda s: None)
@@ -138,10 +158,26 @@ def test_tree_sampler_separates_the_driver_from_its_children():
     assert 0 < p.cpu_seconds < 30 and p.load_mean >= 0
 
 
-def _run(events, seconds, python_rss, jvm_rss):
+def _run(events, seconds, python_rss, jvm_rss, floor=None):
     tree = TreeFigures(python=python_rss, jvm=jvm_rss, workers=0, total=python_rss + jvm_rss, samples=10,
                        cpu_seconds=2 * seconds)
-    return ConsumeFigures("canal-json", events, events, events, 1.0, seconds, tree, Path("unused"), {})
+    return ConsumeFigures("canal-json", events, events, events, 1.0, seconds, tree, Path("unused"), {}, floor)
+
+
+def test_consume_verdicts_compare_the_target_with_the_floor():
+    lines = []
+    judge("canal-json", [_run(1_000_000, 200.0, 1, 1, FloorFigures(scan_seconds=4.0, parse_seconds=25.0,
+                                                                    decode_seconds=40.0))], lines.append)
+    text = "\n".join(lines)
+    assert "out of reach on this master: a Spark job only parsing every message in the JVM (the fastest way it " \
+           "has) reaches 40,000 events/s" in text
+    lines.clear()
+    judge("open-protocol", [_run(1_000_000, 200.0, 1, 1, FloorFigures(scan_seconds=4.0, parse_seconds=None,
+                                                                       decode_seconds=8.0))], lines.append)
+    text = "\n".join(lines)
+    assert "a Spark job only decoding every message with the suite's decoder (the fastest way it has) reaches " \
+           "125,000 events/s here" in text
+    assert "out of reach" not in text
 
 
 def test_consume_verdicts_follow_the_targets():
@@ -176,6 +212,10 @@ def test_cli_bench_consume_prints_rates_memory_and_cpu(work):
     assert f"events/s at {EVENTS:,} events" in out
     stages = dict(re.findall(r"(decode|admit|replay|write) ([\d.]+) s", out.split("stages: ", 1)[1].splitlines()[0]))
     assert set(stages) == {"decode", "admit", "replay", "write"} and all(float(v) > 0 for v in stages.values())
+    floor = re.search(r"floor: scan ([\d.]+) s \(([\d,]+) records/s\), parse ([\d.]+) s .*, decode ([\d.]+) s .*"
+                      r"the consumer takes ([\d.]+)x the (parse|decode) pass", out)
+    assert floor and all(float(floor.group(i)) > 0 for i in (1, 3, 4, 5)), out
+    assert re.search(r"a Spark job only (parsing|decoding) every message .* reaches [\d,]+ events/s here", out), out
     # The run's decoded intermediate data is removed; its final tables stay for inspection.
     out_dir = work / "consume" / f"canal-json-{EVENTS}"
     assert not (out_dir / "work").exists()

@@ -4,7 +4,9 @@ Each run is a fresh child process (its own Spark session and JVM), sampled from 
 memory and CPU time (sampling.py says what each figure covers). Time is split into the session start and the
 `consume` call (read, decode, watermark, apply, write); rates are over the `consume` call. With
 two or more sizes, the largest and smallest give the time ratio (linear cost means ratio ≈ size
-ratio) and the largest run's peaks are held against the memory target.
+ratio) and the largest run's peaks are held against the memory target. Next to each run, unless
+turned off, the floor (floor.py): what Spark jobs that only read, only parse or only decode every
+message of the same files take on the same master.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from .floor import FloorFigures, run_floor
 from .inputs import SCENARIO, Inputs, cached_inputs
 from .sampling import TreeFigures, TreeSampler
 
@@ -52,6 +55,7 @@ class ConsumeFigures:
     tree: TreeFigures
     output: Path
     stage_seconds: dict[str, float]  # elapsed per stage of the consumer (spark_job.consume)
+    floor: Optional[FloorFigures] = None
 
     @property
     def records_per_s(self) -> float:
@@ -62,8 +66,10 @@ class ConsumeFigures:
         return self.events / self.consume_seconds
 
 
-def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[str] = None) -> ConsumeFigures:
-    """One consumer run in a child process; its decoded intermediate data is removed afterwards."""
+def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[str] = None,
+                floor: bool = True) -> ConsumeFigures:
+    """One consumer run in a child process, then the floor in another; the consumer's decoded
+    intermediate data is removed afterwards."""
     if out.exists():
         shutil.rmtree(out)
     env = dict(os.environ)
@@ -80,7 +86,8 @@ def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[
     if f["records"] is not None and f["records"] != inputs.manifest["records"]:
         raise RuntimeError(f"the consumer read {f['records']} records of {inputs.manifest['records']}")
     return ConsumeFigures(inputs.variant, inputs.manifest["events"], inputs.manifest["records"], f["events"],
-                          f["startup_seconds"], f["consume_seconds"], sampler.tree, out, f["stage_seconds"])
+                          f["startup_seconds"], f["consume_seconds"], sampler.tree, out, f["stage_seconds"],
+                          run_floor(inputs.variant, inputs.records, inputs.directory / "manifest.json", master, env) if floor else None)
 
 
 def _mib(n: int) -> str:
@@ -88,7 +95,7 @@ def _mib(n: int) -> str:
 
 
 def bench_consume(work: Path, variants: list[str], sizes: list[int], master: str = "local[2]", seed: int = 1,
-                  driver_memory: Optional[str] = None, echo=print) -> list[ConsumeFigures]:
+                  driver_memory: Optional[str] = None, echo=print, floor: bool = True) -> list[ConsumeFigures]:
     work = Path(work)
     echo(f"bench consume: scenario {SCENARIO}, seed {seed}, sizes {sizes}, master {master}"
          + (f", driver memory {driver_memory}" if driver_memory else ""))
@@ -97,7 +104,7 @@ def bench_consume(work: Path, variants: list[str], sizes: list[int], master: str
         runs = []
         for n in sizes:
             inputs = cached_inputs(work, variant, n, seed, echo=echo)
-            f = run_consume(inputs, work / "consume" / f"{variant}-{n}", master, driver_memory)
+            f = run_consume(inputs, work / "consume" / f"{variant}-{n}", master, driver_memory, floor)
             runs.append(f)
             p = f.tree
             echo(f"  {variant:<19} {n:>11,} events {f.records:>11,} records   {f.consume_seconds:8.1f} s "
@@ -107,18 +114,36 @@ def bench_consume(work: Path, variants: list[str], sizes: list[int], master: str
             echo(f"    peak RSS: driver Python {_mib(p.python)}, driver JVM {_mib(p.jvm)}, Python workers "
                  f"{_mib(p.workers)}, whole tree {_mib(p.total)} ({p.samples} samples)")
             echo("    stages: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in f.stage_seconds.items()))
+            if f.floor is not None:
+                name, seconds = f.floor.fastest_decode()
+                echo("    floor: " + ", ".join(f"{n} {s:.1f} s ({f.records / s:,.0f} records/s)"
+                                               for n, s in f.floor.passes())
+                     + f"; the consumer takes {f.consume_seconds / seconds:.1f}x the {name} pass")
         results.extend(runs)
         judge(variant, runs, echo)
     return results
 
 
+_PASS_WORDS = {"parse": "parsing every message in the JVM", "decode": "decoding every message with the suite's decoder"}
+
+
 def judge(variant: str, runs: list[ConsumeFigures], echo) -> None:
-    """Holds the smallest run against the rate target and the largest against the smallest and the memory target."""
+    """Holds the smallest run against the rate target (and says when the floor itself is below
+    it) and the largest against the smallest and the memory target."""
     small = min(runs, key=lambda f: f.events)
     big = max(runs, key=lambda f: f.events)
     verdict = "ok" if small.events_per_s >= TARGET_EVENTS_PER_S else "below target"
     echo(f"    {variant}: {small.events_per_s:,.0f} events/s at {small.events:,} events "
          f"(target at 1,000,000 events: at least {TARGET_EVENTS_PER_S:,}) {verdict}")
+    if small.floor is not None:
+        name, seconds = small.floor.fastest_decode()
+        floor_rate = small.events / seconds
+        if floor_rate < TARGET_EVENTS_PER_S:
+            echo(f"    {variant}: the target is out of reach on this master: a Spark job only {_PASS_WORDS[name]} "
+                 f"(the fastest way it has) reaches {floor_rate:,.0f} events/s here")
+        else:
+            echo(f"    {variant}: a Spark job only {_PASS_WORDS[name]} (the fastest way it has) reaches "
+                 f"{floor_rate:,.0f} events/s here")
     if big.events > small.events:
         size_ratio = big.events / small.events
         ratio = big.consume_seconds / small.consume_seconds

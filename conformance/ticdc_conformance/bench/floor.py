@@ -1,0 +1,131 @@
+"""The floor under the consumer's rate: what a Spark job that only reads, or only decodes, every
+message of the same record files takes on the same master, measured next to the consumer
+(`bench consume`).
+
+Passes, each one Spark job, nothing written:
+- scan: every record read and its value hashed (xxhash64) -- reading the input and touching each
+  byte once, which every consumer must do;
+- parse (JSON encodings): every value parsed by Spark's own JSON reader (Jackson, in the JVM) with
+  `from_json(value, 'map<string,string>')`, which tokenizes the whole message (nested objects are
+  kept as their JSON text, so every byte is read) -- decoding in the JVM at its cheapest. Open
+  Protocol's batch frames and Simple Avro are binary: no parse pass;
+- decode: every record decoded by this suite's reference decoder in the Python workers
+  (`mapInArrow`), events counted and dropped -- the consumer's first stage without building,
+  shuffling or writing rows. Each record file is read whole by one task (the decoders keep state
+  per partition and need its offset order, which the record files keep, one file per partition);
+  a task that sees a partition's offsets go back fails the pass rather than time a wrong decode.
+
+The consumer must at least read and decode every message, so the faster of parse and decode bounds
+its rate from above on this machine; `judge` (consume.py) says when that bound is below the target.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+from .inputs import VARIANTS
+
+# Encodings whose message values are JSON text Spark's from_json reads.
+JSON_ENCODINGS = frozenset({"canal-json", "debezium", "simple-json"})
+_WHOLE_FILES = str(1 << 40)  # maxPartitionBytes and openCostInBytes: one task per record file
+
+
+@dataclass
+class FloorFigures:
+    scan_seconds: float
+    parse_seconds: Optional[float]  # None: binary messages
+    decode_seconds: Optional[float] = None
+
+    def passes(self) -> list[tuple[str, float]]:
+        return [(name, s) for name, s in (("scan", self.scan_seconds), ("parse", self.parse_seconds),
+                                          ("decode", self.decode_seconds)) if s is not None]
+
+    def fastest_decode(self) -> Optional[tuple[str, float]]:
+        """The faster of the parse and decode passes: the least any consumer spends decoding."""
+        timed = [(n, s) for n, s in self.passes() if n != "scan"]
+        return min(timed, key=lambda p: p[1]) if timed else None
+
+
+class OutOfOrder(Exception):
+    """A record file whose offsets go back within a partition: the decode pass cannot run on it."""
+
+
+def _counting_decoder(protocol: str, options: dict):
+    def count(batches: Iterator) -> Iterator:
+        import pyarrow as pa
+        from ticdc_generators.sink.records import records_from_batch
+
+        from ..consumer.decode_stage import PartitionDecoders
+
+        decoders = PartitionDecoders(protocol, options)
+        last: dict[tuple[str, int], int] = {}
+        rows = 0
+        for batch in batches:
+            for record in records_from_batch(batch):
+                tp = (record.topic, record.partition)
+                if last.get(tp, -1) >= record.offset:
+                    raise OutOfOrder(f"{record.coordinates}: offsets go back in the record file")
+                last[tp] = record.offset
+                rows += len(decoders.decode(record))  # an undecodable record is one error row
+        yield pa.RecordBatch.from_pydict({"rows": [rows]})
+
+    return count
+
+
+def spark_floor(spark, records: str, json_messages: bool, protocol: Optional[str] = None,
+                options: Optional[dict] = None) -> FloorFigures:
+    """Times the passes over the record files in `spark`'s session (decode only with a protocol)."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(records)
+    start = time.perf_counter()
+    df.select(F.count(F.lit(1)), F.bit_xor(F.xxhash64("value"))).collect()
+    scan = time.perf_counter() - start
+    parse = None
+    if json_messages:
+        parsed = F.from_json(F.col("value").cast("string"), "map<string,string>")
+        start = time.perf_counter()
+        df.select(F.sum(F.size(parsed))).collect()
+        parse = time.perf_counter() - start
+    decode = None
+    if protocol is not None:
+        for name in ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes"):
+            spark.conf.set(name, _WHOLE_FILES)
+        whole = spark.read.parquet(records)
+        start = time.perf_counter()
+        whole.mapInArrow(_counting_decoder(protocol, options or {}), "rows long").agg(F.sum("rows")).collect()
+        decode = time.perf_counter() - start
+    return FloorFigures(scan, parse, decode)
+
+
+_CHILD = r"""
+import json, sys
+from pathlib import Path
+from ticdc_conformance.bench.floor import spark_floor
+from ticdc_conformance.consumer.decoder_options import decoder_options
+from ticdc_conformance.consumer.spark_job import spark_session
+records, kind, master, manifest = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
+m = json.loads(manifest.read_text())
+spark = spark_session(master)
+f = spark_floor(spark, records, kind == "json", m["protocol"], decoder_options(m, manifest.parent))
+spark.stop()
+print(json.dumps({"scan": f.scan_seconds, "parse": f.parse_seconds, "decode": f.decode_seconds}))
+"""
+
+
+def run_floor(variant: str, records: Path, manifest: Path, master: str, env: dict) -> FloorFigures:
+    """The floor in a child process of its own (its own session, like the consumer's run), so
+    the consumer's sampled CPU time and memory stay its own."""
+    kind = "json" if VARIANTS[variant][0] in JSON_ENCODINGS else "binary"
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(Path(records).resolve()), kind, master,
+                           str(Path(manifest).resolve())], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the floor run over {records} failed with exit code {proc.returncode}:\n"
+                           f"{proc.stderr[-4000:]}")
+    f = json.loads(proc.stdout.strip().splitlines()[-1])
+    return FloorFigures(f["scan"], f["parse"], f["decode"])
