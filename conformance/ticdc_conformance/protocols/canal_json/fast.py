@@ -1,6 +1,7 @@
 """The decoder's fast path: the DML messages of the shape TiCDC sends nearly always, parsed in C by
 msgspec into the types of their table's plan (plans.py, wire.py) instead of into plain JSON values
-that the table's description is then re-read from every time.
+that the table's description is then re-read from every time, and turned into their event by the
+plan's event reader, written out for the table's columns (rowcode.py).
 
 It checks everything the reference path (decoder.py, rows.py) checks, in its own order, and only
 ever accepts: whatever it cannot vouch for -- any fault, a message msgspec might read otherwise
@@ -17,13 +18,15 @@ from typing import Optional
 from ...events import DecodedRow
 from ..common import Malformed
 from .plans import PlanCache, TablePlan
-from .rows import DML_OPS
+from .rowcode import Decline
 from .wire import DECODE_ERRORS, descriptions
+
+# Everything a plan's event reader raises for a message it cannot vouch for (rowcode.py).
+_DECLINED = (*DECODE_ERRORS, Malformed, Decline, UnicodeEncodeError)
 
 
 class FastDML:
     def __init__(self, enable_tidb_extension: bool) -> None:
-        self._extension = enable_tidb_extension
         self._plans = PlanCache(enable_tidb_extension)
         self._last: Optional[TablePlan] = None  # the plan of the last message
 
@@ -42,24 +45,6 @@ class FastDML:
                     return None
                 self._last = plan
                 msg = plan.decoder.decode(value)
-            [row], old = msg.data, msg.old
-            op = DML_OPS[msg.type]
-            if old is None:
-                after = first = plan.after(row)
-                before = None
-                if op == "delete":
-                    after, before = None, after
-            elif op == "update":
-                after, before = plan.update(row, old[0])
-                first = after
-            else:
-                return None
-            # The promoted sqlType codes follow from the values of the row TiCDC computed them from.
-            for name, code_of, limit, wider, code in plan.promoted:
-                number = first[name]
-                if code_of(msg.sqlType) != (wider if number is not None and number > limit else code):
-                    return None
-        except (*DECODE_ERRORS, Malformed):
+            return plan.event(msg)
+        except _DECLINED:
             return None
-        commit_ts = msg.tidb.commitTs if self._extension else None
-        return [DecodedRow(msg.database, msg.table, op, commit_ts, after, before, plan.key_columns)]

@@ -12,21 +12,20 @@ with its exact reason.
 """
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Optional
 
 from ..common import Malformed, bounded_put
 from ..keys import carried_key
 from .java_type import PROMOTIONS, SQL_TYPE_CODES
 from .rows import mysql_types, pk_names
-from .row_reader import RowReader
+from .rowcode import event_reader
 from .wire import Description, field_names, message_decoder
 
 
 class TablePlan:
-    """One table description, parsed: its message decoder and how to read its rows."""
+    """One table description, parsed: its message decoder and the reader of its messages' events."""
 
-    __slots__ = ("decoder", "key_columns", "after", "update", "promoted")
+    __slots__ = ("decoder", "event")
 
     def __init__(self, mysql_type: dict[str, str], pk: Optional[list[str]], enable_tidb_extension: bool) -> None:
         """Raises Malformed (through rows.py's own checks) when the description is not valid."""
@@ -34,22 +33,20 @@ class TablePlan:
         types = mysql_types(description, "plan")
         if not types:
             raise Malformed("plan: no columns")  # TiCDC sends none such (canal_json_encoder.go)
-        self.key_columns = carried_key([pk_names(description, "plan")], types)
-        rows = RowReader(types)
-        # A `data` row -> the row after, and an update's `data` and `old` rows -> (after, before).
-        self.after, self.update = rows.whole, rows.update
+        key_columns = carried_key([pk_names(description, "plan")], types)
         # java_type.py's rule, split: most codes follow from the mysqlType alone, which the decoder
-        # checks; an unsigned integer's may also be the wider code, which one depends on whether the
-        # first row's value passes the signed maximum: (column, the getter of its code in a message's
-        # sqlType, the signed maximum, the wider code, the code).
-        promoted = {name: t for name, t in types.items() if t.unsigned and t.base in PROMOTIONS}
-        codes = {name: (SQL_TYPE_CODES[t.base], *(PROMOTIONS[t.base][1:] if name in promoted else ()))
+        # checks; an unsigned integer's may also be the wider code, which one the event reader
+        # checks against the row's value (rowcode.py).
+        codes = {name: (SQL_TYPE_CODES[t.base], *(PROMOTIONS[t.base][1:] if t.unsigned and t.base in PROMOTIONS
+                                                  else ()))
                  for name, t in types.items()}
-        fields = field_names(types)
-        self.promoted = tuple((name, attrgetter(fields[name]), *PROMOTIONS[t.base], SQL_TYPE_CODES[t.base])
-                              for name, t in promoted.items())
         self.decoder = message_decoder({name: (mysql_type[name], codes[name]) for name in types},
                                        None if pk is None else tuple(pk), enable_tidb_extension)
+        # A decoded message -> its event.
+        self.event = event_reader(types, field_names(types), key_columns, enable_tidb_extension)
+
+
+_UNSEEN = object()  # no entry in PlanCache._plans
 
 
 class PlanCache:
@@ -63,25 +60,30 @@ class PlanCache:
     def __init__(self, enable_tidb_extension: bool, limit: int = 256) -> None:
         self._extension = enable_tidb_extension
         self._limit = limit
-        self._plans: dict[tuple, TablePlan] = {}
+        self._plans: dict[tuple, Optional[TablePlan]] = {}
         self._seen: dict[tuple, None] = {}
 
     def plan(self, description: Description) -> Optional[TablePlan]:
-        """The plan of `description`, None the first time it is seen; raises Malformed when the
-        description is not valid.
+        """The plan of `description`; None the first time it is seen, and for a description that
+        can have none (not valid, or columns msgspec cannot name: wire.py), which is remembered so
+        that its every message is not built a plan for anew.
 
         TiCDC writes mysqlType from a Go map, in an order that changes from message to message
         (canal_json_encoder.go), so the order of its columns does not tell plans apart."""
         pk = description.pkNames
         key = (frozenset(description.mysqlType.items()), None if pk is None else tuple(pk))
-        plan = self._plans.get(key)
-        if plan is None:
+        plan = self._plans.get(key, _UNSEEN)
+        if plan is _UNSEEN:
             if key not in self._seen:
                 bounded_put(self._seen, key, None, self._limit)
                 return None
-            plan = TablePlan(description.mysqlType, pk, self._extension)
+            try:
+                plan = TablePlan(description.mysqlType, pk, self._extension)
+            except Malformed:
+                plan = None
             bounded_put(self._plans, key, plan, self._limit)
         return plan
 
     def __len__(self) -> int:
-        return len(self._plans)
+        """The number of plans built."""
+        return sum(plan is not None for plan in self._plans.values())

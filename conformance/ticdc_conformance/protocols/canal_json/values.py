@@ -227,12 +227,16 @@ class Plain:
     """The plain text of a column's values, as TiDB prints nearly every one: `pattern` (a regex
     with no group that matches no NUL) takes only texts the column's reader accepts, and the reader
     gives such a text back as it is -- or, where `bounds` are set, reads it as int(text), which it
-    rejects outside those bounds."""
+    rejects outside those bounds. A pattern names digits only as the class [0-9], so it takes a
+    text exactly when it takes the text's shape (every ASCII digit read as 0, DIGITS_AS_ZERO)."""
 
     pattern: str
     bounds: Optional[tuple[int, int]] = None
 
 
+# A text's shape: "2028-05-01 04:28:12.748" is "0000-00-00 00:00:00.000". A column's plain texts
+# have few shapes, and a row's few combinations of them (rowcode.py remembers those that match).
+DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _PLAIN_UNSIGNED = "[0-9]{1,20}"  # at most 20 digits: within the readers' _MAX_INT_TEXT
 
 

@@ -18,14 +18,22 @@ close the gaps that remain:
 """
 from __future__ import annotations
 
+import re
 from typing import Annotated, Iterable, Literal, Optional, Union
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from ..common import Malformed
+
 # Every failure of a msgspec decode: syntax and type faults, text that is not UTF-8 (msgspec raises
 # UnicodeDecodeError for it), and nesting deeper than the interpreter's recursion limit.
 DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+# msgspec renames a Struct field only to a name it can match without unescaping it: none with a
+# quote, a backslash or a control character. MySQL allows every character but NUL in a quoted
+# column name, so a table may have such a column; its messages are the reference path's.
+_UNNAMABLE = re.compile(r'["\\\x00-\x1f]')
 
 _Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 # TiCDC's commitTs is a uint64; the TSOs beyond the int64 bound msgspec can check (a physical clock
@@ -60,9 +68,13 @@ def message_decoder(columns: dict[str, tuple[str, tuple[int, ...]]], pk: Optiona
     The description must be exactly this one, which Literal types check in C: pkNames and every
     mysqlType text as given, every sqlType code one of the column's. `data` and `old` hold one row,
     as TiCDC sends them (canal_json_encoder.go, fillColumns). Struct fields are positional
-    names renamed to the columns, which may be any text. The Struct decoders accept the fields in
+    names renamed to the columns, which may be any text msgspec can match (raises Malformed for a
+    column whose name it cannot: _UNNAMABLE). The Struct decoders accept the fields in
     any order, and the Message's fields follow TiCDC's (pkg/sink/codec/canal/canal_json_encoder.go,
     newJSONMessageForDML) only for the reader's sake."""
+    unnamable = next((name for name in columns if _UNNAMABLE.search(name)), None)
+    if unnamable is not None:
+        raise Malformed(f"plan: msgspec cannot name a field {unnamable!r}")
     fields = {field: name for name, field in field_names(columns).items()}
     texts, codes = zip(*columns.values()) if columns else ((), ())
     # A row object: each column's value is text or null (spec 003; values.py reads the text). The
