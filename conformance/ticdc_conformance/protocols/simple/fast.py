@@ -22,7 +22,7 @@ escapes, invalid UTF-8, nesting deeper than its recursion limit).
 """
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import msgspec
 import orjson
@@ -30,16 +30,17 @@ import orjson
 from ...events import DecodedRow
 from ..common import Malformed, bounded_put
 from ..compression import decompress
-from .plans import Declined, RowPlan
+from .plans import RowPlan
+from .rowcode import RowParts
 from .rows import RowReader
 from .structs import ENVELOPE, NO_IMAGE
 
 # Plans kept per partition decoder; the cache starts over when full (common.bounded_put).
 PLANS = 128
-_OPS = {"INSERT": "insert", "UPDATE": "update", "DELETE": "delete"}
 # What a message the fast path cannot read raises: msgspec's DecodeError and ValidationError and
-# UnicodeDecodeError are ValueErrors; msgspec raises RecursionError past its nesting limit.
-_DECLINES = (ValueError, RecursionError, Malformed, Declined)
+# UnicodeDecodeError are ValueErrors; msgspec raises RecursionError past its nesting limit; a
+# reference converter raises Malformed.
+FAST_DECLINES = (ValueError, RecursionError, Malformed)
 
 
 class FastDML:
@@ -52,46 +53,52 @@ class FastDML:
         self._plans: dict[tuple[str, str, int], RowPlan] = {}
         # The one-step read: a union of the plans' message Structs, one per table name.
         self._union: Optional[msgspec.json.Decoder] = None
-        self._plan_of: dict[type, RowPlan] = {}
+        # The union's decode while messages travel uncompressed, for SimpleDecoder.decode to call
+        # itself (decode's first step written out there); None otherwise.
+        self.one_step: Optional[Callable[[bytes], Any]] = None
 
     def decode(self, value: Optional[bytes]) -> Optional[DecodedRow]:
         """The row event of a DML message, or None to leave the message to the reference path."""
         if value is None:
             return None
-        try:
-            if self._codec != "none":
+        if self._codec != "none":
+            try:
                 value = decompress(self._codec, value)
-            msg = None
-            if self._union is not None:
-                try:
-                    msg = self._union.decode(value)
-                except _DECLINES:
-                    pass  # not one of the union's versions: the two-step read may know it
-            if msg is not None:
-                plan = self._plan_of[msg.__class__]
-                data, old = msg.data, msg.old
+            except FAST_DECLINES:
+                return None
+        if self._union is not None:
+            try:
+                msg = self._union.decode(value)
+            except FAST_DECLINES:
+                pass  # not one of the union's versions: the two-step read may know it
             else:
-                msg = ENVELOPE.decode(value)
-                key = (msg.database, msg.table, msg.schemaVersion or 0)
-                plan = self._plans.get(key) or self._plan(key, None)
+                try:
+                    return msg.event()
+                except FAST_DECLINES:
+                    return None
+        return self.two_step(value)
+
+    def two_step(self, value: bytes) -> Optional[DecodedRow]:
+        """decode for a (decompressed) message the union does not read."""
+        try:
+            msg = ENVELOPE.decode(value)
+            key = (msg.database, msg.table, msg.schemaVersion or 0)
+            plan = self._plans.get(key) or self._plan(key, None)
+            if plan is None:
+                return None
+            raws = (None if msg.data in NO_IMAGE else msg.data, None if msg.old in NO_IMAGE else msg.old)
+            try:
+                data, old = _rows(plan, raws)
+            except msgspec.ValidationError:
+                # Perhaps rows that leave other columns out than the plan's: a plan for theirs.
+                plan = self._plan(key, _carried(raws, plan))
                 if plan is None:
                     return None
-                raws = (None if msg.data in NO_IMAGE else msg.data, None if msg.old in NO_IMAGE else msg.old)
-                try:
-                    data, old = _rows(plan, raws)
-                except msgspec.ValidationError:
-                    # Perhaps rows that leave other columns out than the plan's: a plan for theirs.
-                    plan = self._plan(key, _carried(raws, plan))
-                    if plan is None:
-                        return None
-                    data, old = _rows(plan, raws)
-            op = _OPS[msg.type]
-            # Spec 004, DML: INSERT has only `data`, UPDATE both, DELETE only `old` (message.row_maps).
-            if (data is None) != (op == "delete") or (old is None) != (op == "insert"):
-                return None
-            return DecodedRow(plan.schema, plan.table, op, msg.commitTs, None if data is None else plan.image(data),
-                              None if old is None else plan.image(old), plan.key_columns, plan.column_names)
-        except _DECLINES:
+                data, old = _rows(plan, raws)
+            # Spec 004, DML: INSERT has only `data`, UPDATE both, DELETE only `old` (message.row_maps);
+            # the event function declines any other pairing.
+            return plan.event(RowParts(msg.type, msg.commitTs, data, old))
+        except FAST_DECLINES:
             return None
 
     def _plan(self, key: tuple[str, str, int], carried: Optional[frozenset[str]]) -> Optional[RowPlan]:
@@ -107,8 +114,8 @@ class FastDML:
         """The union of the latest plan of each table name (a union tells its members apart by
         their tag alone); a row of another version or database takes the two-step read."""
         members: dict[str, RowPlan] = {p.table: p for p in self._plans.values() if p.message is not None}
-        self._plan_of = {p.message: p for p in members.values()}
-        self._union = msgspec.json.Decoder(Union[tuple(self._plan_of)]) if self._plan_of else None
+        self._union = msgspec.json.Decoder(Union[tuple(p.message for p in members.values())]) if members else None
+        self.one_step = self._union.decode if self._union is not None and self._codec == "none" else None
 
 
 def _rows(plan: RowPlan, raws: tuple[Optional[msgspec.Raw], ...]) -> tuple:

@@ -49,3 +49,12 @@ def admit(valid: dict[bytes, None], shape: bytes, values: tuple, checks: tuple[C
             return False
     bounded_put(valid, shape, None, SHAPES_PER_TABLE)
     return True
+
+
+def admit_value(valid: dict[bytes, None], shape: bytes, value: str, check: Check) -> bool:
+    """admit for one value, its shape its bytes with every digit "0" (str.encode: a valid value is
+    ASCII, and no byte of a non-ASCII character's UTF-8 is a digit)."""
+    if not check(value):
+        return False
+    bounded_put(valid, shape, None, SHAPES_PER_TABLE)
+    return True

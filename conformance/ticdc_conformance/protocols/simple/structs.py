@@ -24,7 +24,7 @@ collector (gc=False).
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Callable, Literal, Optional
 
 import msgspec
 from msgspec import Meta, Raw, Struct
@@ -83,12 +83,14 @@ def row_struct(columns: tuple[ColumnInfo, ...]) -> type[Struct]:
                              forbid_unknown_fields=True, gc=False)
 
 
-def message_struct(schema: str, table: str, version: int, row: type[Struct]) -> type[Struct]:
+def message_struct(schema: str, table: str, version: int, row: type[Struct],
+                   event: Callable[[Any], Any]) -> type[Struct]:
     """The DML messages of one table schema version, as a member of a union tagged by `table`: the
-    Literals make a message of another database or version fail, so it takes the two-step read."""
+    Literals make a message of another database or version fail, so it takes the two-step read.
+    `event` (rowcode.py) becomes its method: a message read by the union is its own dispatch."""
     fields = [("version", Literal[1]), ("type", Literal["INSERT", "UPDATE", "DELETE"]),
               ("database", Literal[schema]), ("commitTs", _U63), ("buildTs", _I64),
               ("tableID", Optional[_I64], None), ("schemaVersion", Literal[version]),
               ("data", Optional[row], None), ("old", Optional[row], None)]
     return msgspec.defstruct("SimpleDML", fields, tag_field="table", tag=table, kw_only=True,
-                             forbid_unknown_fields=True, gc=False)
+                             forbid_unknown_fields=True, gc=False, namespace={"event": event})
