@@ -19,7 +19,8 @@ from ticdc_conformance.protocols.canal_json.java_type import SQL_TYPE_CODES, exp
 from ticdc_conformance.protocols.canal_json.mysql_type import parse_mysql_type
 from ticdc_conformance.protocols.canal_json import rowcode
 from ticdc_conformance.protocols.canal_json.rowcode import event_reader
-from ticdc_conformance.protocols.canal_json.values import DIGITS_AS_ZERO, decode_value, plain_form
+from ticdc_conformance.protocols.common import DIGITS_AS_ZERO
+from ticdc_conformance.protocols.canal_json.values import decode_value, plain_form
 from ticdc_conformance.protocols.common import Malformed
 from ticdc_generators.types import blob, datetime, decimal, int_type, varchar
 

@@ -84,9 +84,10 @@ from msgspec import UNSET
 from msgspec.structs import astuple
 
 from ...events import DecodedRow
+from ..common import DIGITS_AS_ZERO
 from .java_type import PROMOTIONS, SQL_TYPE_CODES
 from .mysql_type import MySQLType
-from .values import DIGITS_AS_ZERO, plain_form, value_reader
+from .values import plain_form, value_reader
 
 EventReader = Callable[[Any], list[DecodedRow]]  # a message Struct (wire.py) -> its event
 

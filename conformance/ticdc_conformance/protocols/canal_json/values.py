@@ -234,9 +234,8 @@ class Plain:
     bounds: Optional[tuple[int, int]] = None
 
 
-# A text's shape: "2028-05-01 04:28:12.748" is "0000-00-00 00:00:00.000". A column's plain texts
-# have few shapes, and a row's few combinations of them (rowcode.py remembers those that match).
-DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+# A row's plain texts have few combinations of shapes (common.DIGITS_AS_ZERO); rowcode.py
+# remembers those that match.
 _PLAIN_UNSIGNED = "[0-9]{1,20}"  # at most 20 digits: within the readers' _MAX_INT_TEXT
 
 

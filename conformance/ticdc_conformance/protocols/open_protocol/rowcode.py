@@ -30,7 +30,7 @@ code with a text column, so its flags are checked by name) the reader is:
         r0 = c0.v8
         r1 = c1.v246
         r2 = c2.v15
-        if r1 is not None and r1.encode().translate(ZERO_DIGITS) not in SHAPES1:
+        if r1 is not None and r1.encode().translate(DIGITS_AS_ZERO) not in SHAPES1:
             r1 = FINISH1(r1)
         f2 = r2 if r2 is None else FINISH2(r2)
         image = {N0: r0, N1: r1, N2: f2}
@@ -39,7 +39,7 @@ code with a text column, so its flags are checked by name) the reader is:
         if old is UNSET:
             return DecodedRow(key.scm, key.tbl, insert_op, key.ts, image, None, KEY)
         ...  # `old` checked and read as `new` was, into s0, s1, s2
-        if s1 is not None and s1 != r1 and s1.encode().translate(ZERO_DIGITS) not in SHAPES1:
+        if s1 is not None and s1 != r1 and s1.encode().translate(DIGITS_AS_ZERO) not in SHAPES1:
             s1 = FINISH1(s1)
         if s2 is not None:
             s2 = f2 if s2 == r2 else FINISH2(s2)
@@ -55,7 +55,7 @@ from typing import Any, Callable
 from msgspec import UNSET
 
 from ...events import DecodedRow
-from .values import ZERO_DIGITS
+from ..common import DIGITS_AS_ZERO
 from .wire import ColumnRead
 
 RowReader = Callable[[Any, bytes, str], DecodedRow]  # (event key, value frame, insert op) -> row
@@ -70,7 +70,7 @@ def row_reader(names: list[str], columns: tuple[ColumnRead, ...], decode: Callab
     """The reader of rows whose value frames `decode` reads and whose images carry `columns`
     under `names`, in that order; `key` is the rows' carried key."""
     env: dict[str, Any] = {"decode": decode, "UNSET": UNSET, "Decline": Decline, "DecodedRow": DecodedRow,
-                           "KEY": key, "NAMES": names, "ZERO_DIGITS": ZERO_DIGITS}
+                           "KEY": key, "NAMES": names, "DIGITS_AS_ZERO": DIGITS_AS_ZERO}
     for i, (name, column) in enumerate(zip(names, columns)):
         env[f"N{i}"], env[f"F{i}"], env[f"FINISH{i}"], env[f"SHAPES{i}"] = (
             name, column.flag, column.finish, column.shapes)
@@ -139,7 +139,7 @@ def _converted(column: ColumnRead) -> bool:
 def _shape(value: str) -> str:
     # As values._new_spec reads a printed value's shape; a lone surrogate, which no valid printed
     # value holds, raises UnicodeEncodeError here and sends the message the reference way.
-    return f"{value}.encode().translate(ZERO_DIGITS)"
+    return f"{value}.encode().translate(DIGITS_AS_ZERO)"
 
 
 def _image(values: list[str]) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import orjson
 
-from ..common import Malformed, bounded_put
+from ..common import DIGITS_AS_ZERO, Malformed, bounded_put
 from .goquote import go_unquote, unquote_valid
 
 # spec 002, Column type code (TiDB's mysql.Type* byte values).
@@ -47,11 +47,7 @@ _DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\
 _TIME = re.compile(r"-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?")
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
-# Whether a text matches one of those patterns depends only on its shape, the text with every
-# ASCII digit read as 0 ("2028-05-01 04:28:12.748" is "0000-00-00 00:00:00.000"): a column's values
-# have few shapes, so the shapes found to match are remembered and a bytes.translate and a set
-# lookup decide most values, at a fraction of a regular expression's cost.
-ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+# Whether a text matches one of those patterns depends only on its shape (common.DIGITS_AS_ZERO).
 
 
 @dataclass(frozen=True)
@@ -224,7 +220,7 @@ def _new_spec(code: int, col: ColumnValue) -> _ColumnSpec:
 
         def read(raw: Any) -> Any:  # a printed date, time or decimal
             if type(raw) is str:
-                shape = raw.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS)
+                shape = raw.encode("utf-8", "surrogatepass").translate(DIGITS_AS_ZERO)
                 if shape in shapes:
                     return raw
                 reader(raw, code, flag, has_flag)  # raises unless it matches
@@ -244,7 +240,7 @@ def column_spec(code: int, flag: int, has_flag: bool, handle: bool) -> _ColumnSp
 
 
 def remembered_shapes(code: int) -> Optional[dict[bytes, bool]]:
-    """For a printed date, time or decimal column, the shapes (see ZERO_DIGITS) found to match
+    """For a printed date, time or decimal column, the shapes (see DIGITS_AS_ZERO) found to match
     its pattern so far, which its spec's `read` keeps up to date; None for other columns."""
     pattern = _PATTERNS.get(_READERS[code])
     return None if pattern is None else _MATCHING_SHAPES.setdefault(pattern, {})

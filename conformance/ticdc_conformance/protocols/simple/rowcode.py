@@ -73,7 +73,8 @@ import msgspec
 import orjson
 
 from ...events import DecodedRow
-from .shapes import DIGITS_AS_ZERO, Check, admit, admit_value
+from ..common import DIGITS_AS_ZERO
+from .shapes import Check, admit, admit_value
 from .structs import field_name
 
 # A union member's `event` method, or a plan's event function over `RowParts`: the row event of a

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..common import bounded_put
+from ..common import DIGITS_AS_ZERO, bounded_put
 from .values import DECIMAL_RE, FLOAT_RE, INT_CHARS, INT_RE, TEMPORAL_RE
 
-DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 # Shapes kept per table schema version; the cache starts over when full (common.bounded_put).
 SHAPES_PER_TABLE = 512
 
