@@ -81,13 +81,15 @@ def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[
         stdout, stderr = proc.communicate()
     if proc.returncode != 0:
         raise RuntimeError(f"consumer run over {inputs.records} failed with exit code {proc.returncode}:\n{stderr[-4000:]}")
-    shutil.rmtree(out / "work", ignore_errors=True)
     f = json.loads(stdout.strip().splitlines()[-1])
     if f["records"] is not None and f["records"] != inputs.manifest["records"]:
         raise RuntimeError(f"the consumer read {f['records']} records of {inputs.manifest['records']}")
+    floor_figures = run_floor(inputs.variant, inputs.records, inputs.directory / "manifest.json", out / "work",
+                              master, env) if floor else None
+    shutil.rmtree(out / "work", ignore_errors=True)
     return ConsumeFigures(inputs.variant, inputs.manifest["events"], inputs.manifest["records"], f["events"],
                           f["startup_seconds"], f["consume_seconds"], sampler.tree, out, f["stage_seconds"],
-                          run_floor(inputs.variant, inputs.records, inputs.directory / "manifest.json", master, env) if floor else None)
+                          floor_figures)
 
 
 def _mib(n: int) -> str:
@@ -124,7 +126,8 @@ def bench_consume(work: Path, variants: list[str], sizes: list[int], master: str
     return results
 
 
-_PASS_WORDS = {"parse": "parsing every message in the JVM", "decode": "decoding every message with the suite's decoder"}
+_PASS_WORDS = {"parse": "parsing every message in the JVM and writing it once",
+               "decode": "decoding every message with the suite's decoder"}
 
 
 def judge(variant: str, runs: list[ConsumeFigures], echo) -> None:
