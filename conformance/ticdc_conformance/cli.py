@@ -402,8 +402,9 @@ def bench_decode_cmd(work: Path, variants: tuple[str, ...], events: int, limit: 
 @click.option("--master", default="local[2]", show_default=True, help="Spark master of the consumer runs.")
 @click.option("--driver-memory", default=None, help="spark.driver.memory of the runs (default: the consumer's, 1g).")
 @click.option("--floor/--no-floor", default=True, show_default=True,
-              help="Also time a Spark job that only reads, and one that only parses, every message of the "
-                   "same files (the floor under the consumer's rate).")
+              help="Also time Spark jobs that only read, only parse (JSON encodings, in the JVM, written "
+                   "once) and only decode (the suite's decoder) every message of the same files: the floor "
+                   "under the consumer's rate.")
 @_seed_option
 def bench_consume_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, ...], master: str,
                       driver_memory: str | None, floor: bool, seed: int) -> None:

@@ -1,5 +1,5 @@
-"""The floor under the consumer's rate: what a Spark job that only reads, or only decodes, every
-message of the same record files takes on the same master, measured next to the consumer
+"""The floor under the consumer's rate: what Spark jobs that only read, only parse or only decode
+every message of the same record files take on the same master, measured next to the consumer
 (`bench consume`).
 
 Passes, each one Spark job:
