@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol_package
-from ticdc_conformance.protocols.simple import MAX_HELD, SimpleDecoder, describe_fidelity, new_decoder, project_value
+from ticdc_conformance.protocols.simple import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder, describe_fidelity, new_decoder, project_value
 from ticdc_generators.canonical import value_to_json
 from ticdc_generators.kafka_record import KafkaRecord
 from ticdc_generators.types import ALL_BASE_TYPES, TiDBType
@@ -166,6 +166,51 @@ def test_default_bound_is_ten_thousand_held_rows():
         dec.decode(rec(raw, MAX_HELD))
     out = dec.decode(rec(jdump(_bootstrap_for("user")), MAX_HELD + 1))
     assert len(out) == 1 + MAX_HELD
+
+
+def test_held_rows_are_bounded_in_bytes_too():
+    raw = jdump(SPEC_INSERT)
+    dec = SimpleDecoder({}, max_held_bytes=2 * len(raw) + len(raw) // 2)
+    assert dec.decode(rec(raw, 0)) == [] and dec.decode(rec(raw, 1)) == []
+    with pytest.raises(DecodeError, match=rf"2 messages \({2 * len(raw)} bytes\) already wait") as e:
+        dec.decode(rec(raw, 2))
+    assert (e.value.topic, e.value.partition, e.value.offset) == (TOPIC, PARTITION, 2)
+    assert dec.held_count == 2  # the refused message is not kept
+    # the schema releases both, and with them their bytes: two more may wait again
+    out = dec.decode(rec(jdump(_bootstrap_for("other")), 3))
+    assert len(out) == 1 and dec.held_count == 2
+    out = dec.decode(rec(jdump(_bootstrap_for("user")), 4))
+    assert [r.op for r in out[1:]] == ["insert", "insert"] and dec.held_count == 0
+    later = json.loads(json.dumps(SPEC_INSERT))
+    later["table"] = "later"  # a table whose schema has not come: its rows wait, within the bound again
+    assert dec.decode(rec(jdump(later), 5)) == [] and dec.decode(rec(jdump(later), 6)) == []
+    assert dec.held_count == 2
+
+
+def test_default_byte_bound_holds_25_messages_of_tidb_max_message_bytes():
+    # TiCDC pkg/config/sink.go: DefaultMaxMessageBytes = 10 MiB
+    assert MAX_HELD_BYTES // (10 * 1024 * 1024) == 25
+    assert MAX_HELD_BYTES // MAX_HELD >= 26 * 1024
+
+
+def test_a_row_dropped_at_release_gives_back_its_bytes():
+    raw = jdump(SPEC_INSERT)
+    bad = json.loads(json.dumps(SPEC_INSERT))
+    bad["data"]["age"] = "not a number"
+    bad_raw = jdump(bad)
+    dec = SimpleDecoder({}, max_held_bytes=len(raw) + len(bad_raw))
+    dec.decode(rec(bad_raw, 0))
+    dec.decode(rec(raw, 1))
+    with pytest.raises(DecodeError):
+        dec.decode(rec(raw, 2))  # full
+    with pytest.raises(DecodeError) as e:
+        dec.decode(rec(jdump(_bootstrap_for("user")), 3))
+    assert e.value.offset == 0 and dec.held_count == 1
+    later = json.loads(json.dumps(SPEC_INSERT))
+    later["table"] = "later"
+    assert len(jdump(later)) <= len(bad_raw)
+    assert dec.decode(rec(jdump(later), 4)) == []  # fits only because the bad row's bytes were given back
+    assert dec.held_count == 2
 
 
 def test_a_held_row_with_a_bad_value_fails_at_release_naming_its_own_offset():

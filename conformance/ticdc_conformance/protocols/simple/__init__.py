@@ -1,7 +1,7 @@
 """Reference decoder of TiCDC's Simple protocol, JSON and Avro (spec 004)."""
 from __future__ import annotations
 
-from .decoder import MAX_HELD, SimpleDecoder
+from .decoder import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder
 from .fidelity import describe_fidelity, project_value
 
 
@@ -9,4 +9,4 @@ def new_decoder(options: dict) -> SimpleDecoder:
     return SimpleDecoder(options)
 
 
-__all__ = ["MAX_HELD", "SimpleDecoder", "describe_fidelity", "new_decoder", "project_value"]
+__all__ = ["MAX_HELD", "MAX_HELD_BYTES", "SimpleDecoder", "describe_fidelity", "new_decoder", "project_value"]

@@ -36,10 +36,14 @@ from .wire_json import parse_json
 # BOOTSTRAP at least every `send-bootstrap-in-msg-count` (default 10000) row changes of a table (spec 004,
 # BOOTSTRAP), so a stream still without the schema after that many is not one a consumer can recover.
 MAX_HELD = 10000
+# And how many bytes of such messages (their Kafka values) a partition may hold: the count alone
+# would let 10000 messages of TiCDC's default max-message-bytes (10 MiB) claim 100 GB. A quarter
+# of a GiB still holds 25 messages of that size, or the full 10000 of rows up to 26 KiB.
+MAX_HELD_BYTES = 256 * 1024 * 1024
 
 
 class SimpleDecoder:
-    def __init__(self, options: dict, max_held: int = MAX_HELD) -> None:
+    def __init__(self, options: dict, max_held: int = MAX_HELD, max_held_bytes: int = MAX_HELD_BYTES) -> None:
         fmt = options.get("encoding-format", "json")
         if fmt not in ("json", "avro"):
             raise ValueError(f"unknown encoding-format {fmt!r}; expected json or avro")
@@ -56,9 +60,11 @@ class SimpleDecoder:
         # TiCDC's consumer checks row checksums only with the integrity check on in its own config
         self._check_checksums = options.get("integrity-check-level") == "correctness"
         self._max_held = max_held
+        self._max_held_bytes = max_held_bytes
         # One entry per (schema, table, version) the stream announced, with its row converters built.
         self._tables: dict[tuple[str, str, int], RowReader] = {}
         self._held: list[tuple[KafkaRecord, DMLMessage]] = []
+        self._held_bytes = 0
         # The JSON rows TiCDC sends nearly always, read by msgspec (fast.py); rows whose checksums
         # are to be checked take the reference path.
         self._fast = (FastDML(self._tables, self._time_zone, self._compression)
@@ -142,11 +148,18 @@ class SimpleDecoder:
         )
 
     def _hold(self, record: KafkaRecord, message: DMLMessage) -> None:
-        if len(self._held) >= self._max_held:
+        size = len(record.value or b"")
+        if len(self._held) >= self._max_held or self._held_bytes + size > self._max_held_bytes:
             schema, table, version = message.schema_key
             raise Malformed(f"schema not yet known for {schema}.{table} version {version} "
-                            f"and {len(self._held)} messages already wait for their schema")
+                            f"and {len(self._held)} messages ({self._held_bytes} bytes) already wait for "
+                            f"their schema (bounds: {self._max_held} messages, {self._max_held_bytes} bytes)")
         self._held.append((record, message))
+        self._held_bytes += size
+
+    def _keep_held(self, held: list[tuple[KafkaRecord, DMLMessage]]) -> None:
+        self._held = held
+        self._held_bytes = sum(len(record.value or b"") for record, _ in held)
 
     def _release(self) -> list[DecodedEvent]:
         """Rows that were waiting and whose schema is now known, in arrival order."""
@@ -164,9 +177,9 @@ class SimpleDecoder:
             except Malformed as e:
                 # The bad message leaves the queue so it does not fail every later delivery; the others
                 # keep waiting and are released by the next BOOTSTRAP or DDL.
-                self._held = self._held[:i] + self._held[i + 1:]
+                self._keep_held(self._held[:i] + self._held[i + 1:])
                 raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
-        self._held = still
+        self._keep_held(still)
         return released
 
     def _row(self, message: DMLMessage, reader: RowReader) -> DecodedRow:
