@@ -91,17 +91,15 @@ class TiDBType:
     # --- TiDB's column-info view ---------------------------------------------------
     @property
     def effective_charset(self) -> str:
+        """The declared charset, else the declared collation's, else utf8mb4 (binary for non-strings)."""
         if self.is_text or self.base in ("enum", "set"):
-            return self.charset or "utf8mb4"
-        if self.base == "json":
-            return "binary"
+            return _charset_for(self)
         return "binary"
 
     @property
     def effective_collate(self) -> str:
-        if self.is_text or self.base in ("enum", "set"):
-            return self.collate or "utf8mb4_bin"
-        return "binary"
+        """The declared collation, else the charset's default (TiDB: a CHARACTER SET alone takes it)."""
+        return type_collation(self).name
 
     @property
     def effective_flen(self) -> int:
@@ -164,6 +162,10 @@ class TiDBType:
             out = b
         if self.unsigned:
             out += " UNSIGNED"
+        if (self.charset is not None or self.collate is not None) and (self.is_text or self.base in ("enum", "set")):
+            # A statement that left these out would give the column utf8mb4 and its collation, and
+            # a consumer reading the DDL's query would then disagree with the column info.
+            out += f" CHARACTER SET {self.effective_charset} COLLATE {self.effective_collate}"
         return out
 
 
@@ -295,7 +297,7 @@ def _charset_for(t: TiDBType) -> str:
         return charset_info(t.charset).name
     if t.collate is not None and (t.is_text or t.base in ("enum", "set")):
         return collation_info(t.collate).charset
-    return t.effective_charset
+    return "utf8mb4" if t.is_text or t.base in ("enum", "set") else "binary"
 
 
 def type_collation(t: TiDBType) -> Collation:

@@ -21,6 +21,7 @@ from ticdc_generators.types import (
     collation_info,
     decimal,
     parse_sql_type,
+    type_charset,
     type_collation,
     varchar,
 )
@@ -57,11 +58,28 @@ def test_matrix_covers_every_base_type_and_is_valid():
     assert TiDBType.bool_() in MATRIX and TiDBType.bool_().is_bool
 
 
-@pytest.mark.parametrize("t", [t for t in MATRIX if "\\" not in "".join(t.elements)], ids=_id)
+@pytest.mark.parametrize("t", MATRIX, ids=_id)
 def test_sql_of_every_matrix_type_parses_back(t):
-    # TiDBType.sql() doubles quotes but does not escape backslashes, so members holding a
-    # backslash do not survive MySQL's string-literal rules; those are left out here.
-    assert parse_sql_type(t.sql()).sql() == t.sql()
+    back = parse_sql_type(t.sql())
+    assert back.sql() == t.sql()
+    # what TiDB records for the column, charset and collation included (a CREATE TABLE query that
+    # left them out would read as utf8mb4 whatever the column info says)
+    assert (back.base, back.effective_flen, back.scale, back.fsp, back.unsigned, back.elements) == \
+        (t.base, t.effective_flen, t.scale, t.fsp, t.unsigned, t.elements)
+    assert (back.effective_charset, back.effective_collate) == (t.effective_charset, t.effective_collate)
+
+
+@pytest.mark.parametrize("text,charset,collate", [
+    ("VARCHAR(8) CHARACTER SET gbk", "gbk", "gbk_bin"),
+    ("VARCHAR(8) COLLATE latin1_bin", "latin1", "latin1_bin"),
+    ("TEXT CHARSET utf8 COLLATE utf8_general_ci", "utf8", "utf8_general_ci"),
+    ("ENUM('a') COLLATE utf8mb4_general_ci", "utf8mb4", "utf8mb4_general_ci"),
+    ("CHAR(3)", "utf8mb4", "utf8mb4_bin"),
+])
+def test_one_of_charset_and_collation_implies_the_other(text, charset, collate):
+    t = parse_sql_type(text)
+    assert (t.effective_charset, t.effective_collate) == (charset, collate)
+    assert (type_charset(t).name, type_collation(t).name) == (charset, collate)
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -164,14 +164,9 @@ def _json_kind(v: Any) -> str:
 
 
 def type_label(t: TiDBType) -> str:
-    """The declaration as a row label: its SQL, with the character set and collation that tell
-    the catalogue's same-length string variants apart."""
-    label = t.sql()
-    if t.charset is not None:
-        label += f" CHARACTER SET {t.charset}"
-    if t.collate is not None:
-        label += f" COLLATE {t.collate}"
-    return label
+    """The declaration as a row label: its SQL, which states a declared character set and
+    collation, so the catalogue's same-length string variants differ."""
+    return t.sql()
 
 
 def cell(t: TiDBType, col: MatrixColumn) -> Cell:
