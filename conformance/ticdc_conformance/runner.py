@@ -87,7 +87,7 @@ class EncodingResult:
 
     @property
     def context(self) -> RunContext:
-        return RunContext(self.scenario, self.seed, self.replay_command)
+        return RunContext(self.scenario, self.seed, self.replay_command, self.encoding)
 
     def render(self) -> str:
         """The verdict, then every finding in the shared format of checks/finding.py (rule and
@@ -109,9 +109,9 @@ class EncodingResult:
             "scenario": self.scenario, "seed": self.seed, "encoding": self.encoding, "protocol": self.protocol,
             "consumer": self.consumer, "records": self.records, "seconds": round(self.seconds, 3),
             "conformant": self.conformant, "error": self.error, "replay": self.replay_command,
-            "checkpoints": self.checkpoints.to_json() if self.checkpoints is not None else None,
+            "checkpoints": self.checkpoints.to_json(self.encoding) if self.checkpoints is not None else None,
             "tables": [{"table": t.table, "expected_rows": t.expected_rows, "actual_rows": t.actual_rows,
-                        "findings": [f.to_json() for f in t.findings]} for t in self.tables],
+                        "findings": [f.to_json(self.encoding) for f in t.findings]} for t in self.tables],
         }
 
 

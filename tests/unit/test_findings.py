@@ -158,6 +158,50 @@ def test_rules_outside_the_spec_catalogue_are_quoted_from_the_suite():
     assert both.index("OPEN-TYPECODE-10 (required") < both.index("; DBZ-TYPEMAP-4 (required")
 
 
+# Which spec states each encoding (shared/specs/README.md).
+_SPECS = {"open-protocol": ("002",), "canal-json": ("003",), "debezium": ("000", "001"),
+          "simple-json": ("004",), "simple-avro": ("004",)}
+
+
+@pytest.mark.parametrize("encoding", sorted(_SPECS))
+def test_a_cross_protocol_rule_also_quotes_the_runs_own_spec(encoding):
+    catalogue = default_catalogue()
+    quoted = 0
+    for rule in catalogue:
+        if rule.prefix not in ("CONSUMER", "KAFKA"):
+            assert rule_quote(rule.id, encoding) == rule_quote(rule.id)  # a protocol's own rule: its quote only
+            continue
+        text = rule_quote(rule.id, encoding)
+        assert text.startswith(rule_quote(rule.id))
+        if rule.source.startswith(_SPECS[encoding]):
+            assert text == rule_quote(rule.id)  # already the encoding's own spec
+            continue
+        own = [catalogue.get(i) for i in rule.see_also if catalogue.get(i).prefix not in ("CONSUMER", "KAFKA")
+               and encoding in catalogue.get(i).protocols]
+        if own:
+            assert f"; in {encoding}'s spec: {own[0].id} ({own[0].level}, {own[0].source}): " in text
+            assert own[0].source.startswith(_SPECS[encoding])
+            quoted += 1
+        else:
+            assert text == rule_quote(rule.id)
+    # the state and DDL-order rules quote other specs than Open Protocol's; the watermark, checkpoint,
+    # state and DDL rules quote Open Protocol's or Canal-JSON's, and name a counterpart in every other
+    assert quoted >= (2 if encoding == "open-protocol" else 4)
+
+
+def test_findings_of_a_run_quote_its_encodings_spec():
+    f = Finding("CONSUMER-WATERMARK-1", "s.t", None, "applied before the global watermark reached it")
+    plain = f.render(RunContext("smoke", 1, "replay"))
+    canal = f.render(RunContext("smoke", 1, "replay", "canal-json"))
+    assert "CANAL-WATERMARK-3" not in plain
+    assert "in canal-json's spec: CANAL-WATERMARK-3 (required, 003_" in canal
+    assert "CANAL-WATERMARK-3" in f.to_json("canal-json")["rule_quote"]
+    result = EncodingResult("smoke", 1, "canal-json", "canal-json", "local",
+                            checkpoints=CheckpointVerdict(True, 5, "", [f]))
+    assert "CANAL-WATERMARK-3" in result.render()
+    assert "CANAL-WATERMARK-3" in result.to_json()["checkpoints"]["findings"][0]["rule_quote"]
+
+
 def test_row_diff_is_minimal():
     assert row_diff({"a": 1, "b": "x", "c": None}, {"a": 1, "b": "y", "d": 2}) == {
         "root['b']": {"expected": "x", "actual": "y"},

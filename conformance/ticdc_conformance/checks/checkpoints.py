@@ -54,10 +54,10 @@ class CheckpointVerdict:
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0  # findings beyond MAX_FINDINGS_PER_RULE, counted only
 
-    def to_json(self) -> dict:
+    def to_json(self, encoding: Optional[str] = None) -> dict:
         return {"checked": self.checked, "checkpoints": self.checkpoints, "note": self.note,
                 "suppressed_findings": self.suppressed,
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json(encoding) for f in self.findings]}
 
 
 class ConsumerOutputError(ValueError):

@@ -61,8 +61,9 @@ class Finding:
         return replace(self, commit_ts=self.commit_ts if self.commit_ts is not None else commit_ts,
                        record=self.record or record)
 
-    def to_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None and v != {}} | {"rule_quote": rule_quote(self.rule)}
+    def to_json(self, encoding: Optional[str] = None) -> dict:
+        return ({k: v for k, v in asdict(self).items() if v is not None and v != {}}
+                | {"rule_quote": rule_quote(self.rule, encoding)})
 
     def render(self, context: Optional["RunContext"] = None) -> str:
         return render_finding(self, context)
@@ -75,15 +76,21 @@ class RunContext:
     scenario: str
     seed: int
     replay: str
+    encoding: Optional[str] = None  # the run's encoding: a cross-protocol rule also quotes its spec
 
 
 @lru_cache(maxsize=256)
-def rule_quote(rule_id: str) -> str:
-    """`ID (level, source): "first line of the quote"`, or where the suite states the rule."""
+def rule_quote(rule_id: str, encoding: Optional[str] = None) -> str:
+    """`ID (level, source): "first line of the quote"`, or where the suite states the rule.
+
+    A consumer or delivery rule holds for every encoding but quotes one spec; given the encoding
+    of the run, the quote is followed by the first rule it refers to (see_also) that the
+    encoding's own spec states, so a Canal-JSON user reads Canal-JSON's sentence too."""
     if rule_id in SUITE_RULES:
         where, text = SUITE_RULES[rule_id]
         return f'{rule_id} ({where}): "{text}"'
     from ..rules import default_catalogue
+    from ..rules.model import CROSS_PROTOCOL_PREFIXES
 
     catalogue = default_catalogue()
     ids = [r for r in rule_id.split(" / ") if r in catalogue]
@@ -92,9 +99,19 @@ def rule_quote(rule_id: str) -> str:
     parts = []
     for rid in ids:
         r = catalogue.get(rid)
-        quote = r.first_line if len(r.first_line) <= QUOTE_CHARS else r.first_line[: QUOTE_CHARS - 1] + "…"
-        parts.append(f'{rid} ({r.level}, {r.source}): "{quote}"')
+        parts.append(_quoted(r))
+        if encoding is not None and r.prefix in CROSS_PROTOCOL_PREFIXES:
+            own = next((o for o in (catalogue.get(s) for s in r.see_also)
+                        if o.prefix not in CROSS_PROTOCOL_PREFIXES and encoding in o.protocols
+                        and o.source != r.source), None)
+            if own is not None:
+                parts.append(f"in {encoding}'s spec: {_quoted(own)}")
     return "; ".join(parts)
+
+
+def _quoted(r) -> str:
+    quote = r.first_line if len(r.first_line) <= QUOTE_CHARS else r.first_line[: QUOTE_CHARS - 1] + "…"
+    return f'{r.id} ({r.level}, {r.source}): "{quote}"'
 
 
 def _json(v: Any) -> str:
@@ -107,7 +124,8 @@ def _value(v: Any) -> str:
 
 def render_finding(f: Finding, context: Optional[RunContext] = None) -> str:
     where = f"{f.table} key={_json(f.key)}" if f.key is not None else f.table
-    lines = [f"[{f.rule}] {where}: {f.message}", f"    rule: {rule_quote(f.rule)}"]
+    encoding = context.encoding if context is not None else None
+    lines = [f"[{f.rule}] {where}: {f.message}", f"    rule: {rule_quote(f.rule, encoding)}"]
     at = [f"commit ts {f.commit_ts}" if f.commit_ts is not None else "commit ts unknown"]
     if f.checkpoint is not None:
         at.append(f"checkpoint {f.checkpoint}")

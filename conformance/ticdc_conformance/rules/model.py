@@ -25,6 +25,8 @@ PREFIX_ENCODINGS = {
     "CONSUMER": ENCODINGS,
     "KAFKA": ENCODINGS,
 }
+# The prefixes of rules that hold for every protocol while quoting one protocol's spec.
+CROSS_PROTOCOL_PREFIXES = tuple(p for p, encodings in PREFIX_ENCODINGS.items() if encodings == ENCODINGS)
 ID_PATTERN = re.compile(r"^(?P<prefix>[A-Z]+)-(?P<topic>[A-Z][A-Z0-9]*)-(?P<number>[1-9][0-9]*)$")
 TOPIC_PATTERN = re.compile(r"^[a-z][a-z0-9]*$")
 # A section names the heading path in the spec, outermost first.
