@@ -17,7 +17,7 @@ from ticdc_conformance.bench.floor import FloorFigures, OutOfOrder, _counting_de
 from ticdc_conformance.consumer.decode_stage import decode_records
 from ticdc_conformance.consumer.decoder_options import decoder_options
 from ticdc_generators.sink.records import iter_record_files, records_to_table
-from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler
+from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler, _role
 from ticdc_conformance.protocols.open_protocol.framing import split_frames
 
 from ..conftest import CLI, ROOT
@@ -156,6 +156,14 @@ def test_tree_sampler_separates_the_driver_from_its_children():
     assert p.total >= p.python + (96 << 20) - (8 << 20)  # both alive at one instant (less sampling noise)
     assert p.samples > 5
     assert 0 < p.cpu_seconds < 30 and p.load_mean >= 0
+
+
+def test_a_jvms_fork_is_not_counted_as_a_second_jvm():
+    java = {10, 11, 30}
+    assert _role(10, 1, java) == "jvm"  # the driver JVM, child of the Python driver
+    assert _role(11, 10, java) is None  # its fork before exec: the parent's pages, reported again
+    assert _role(30, 2, java) == "jvm"  # another JVM that no java process started
+    assert _role(20, 10, java) == "workers"  # a Python worker the JVM started
 
 
 def _run(events, seconds, python_rss, jvm_rss, floor=None):

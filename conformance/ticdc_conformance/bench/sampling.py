@@ -5,7 +5,8 @@ execs java); in local mode the JVM also runs the executor, whose Python workers 
 daemon and its forks) are the JVM's children. `ru_maxrss` of the Python process would miss the
 JVM entirely, so the tree is sampled from outside and each role's peak is kept separately:
 - python: the driver's Python process itself;
-- jvm: every java process under it (the driver JVM; in local mode also the executor);
+- jvm: every java process under it (the driver JVM; in local mode also the executor), but not a
+  JVM's fork caught before it execs, which reports its parent's RSS again;
 - workers: the sum over the Python worker processes under the JVM (executor side);
 - total: the sum over the whole tree at one instant.
 It also adds up the CPU time (user + system) the tree used, as last seen of each process: unlike
@@ -61,6 +62,24 @@ def _rss(proc: psutil.Process) -> int:
         return 0
 
 
+def _ppid(proc: psutil.Process) -> int:
+    try:
+        return proc.ppid()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return 0
+
+
+def _role(pid: int, ppid: int, java: set[int]) -> str | None:
+    """`jvm`, `workers`, or None for a process not to count: a java process whose parent is one.
+
+    That is a JVM's fork caught before it execs its command (the JVM starts processes by fork or
+    posix_spawn); it still shares the parent's pages, whose RSS it reports, so counting it would
+    double the JVM's. Executors of a cluster run in JVMs of their own, not under the driver's."""
+    if pid in java:
+        return None if ppid in java else "jvm"
+    return "workers"
+
+
 class TreeSampler:
     """Samples a process and its descendants on a thread until stopped; use as a context manager."""
 
@@ -79,10 +98,12 @@ class TreeSampler:
             descendants = self.root.children(recursive=True)
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             descendants = []
+        java = {proc.pid for proc in descendants if _is_java(proc)}
         for proc in descendants:
-            if _is_java(proc):
+            role = _role(proc.pid, _ppid(proc), java)
+            if role == "jvm":
                 jvm += _rss(proc)
-            else:
+            elif role == "workers":
                 workers += _rss(proc)
         for proc in (self.root, *descendants):
             seen = _cpu(proc)
