@@ -72,6 +72,11 @@ class TiDBType:
         return self.base in STRING_TYPES
 
     @property
+    def has_charset(self) -> bool:
+        """A type whose values have a character set and collation of their own (strings, ENUM, SET)."""
+        return self.is_text or self.base in ("enum", "set")
+
+    @property
     def is_blob_family(self) -> bool:
         return self.base in ("tinyblob", "blob", "mediumblob", "longblob",
                              "tinytext", "text", "mediumtext", "longtext")
@@ -92,9 +97,7 @@ class TiDBType:
     @property
     def effective_charset(self) -> str:
         """The declared charset, else the declared collation's, else utf8mb4 (binary for non-strings)."""
-        if self.is_text or self.base in ("enum", "set"):
-            return _charset_for(self)
-        return "binary"
+        return _charset_for(self)
 
     @property
     def effective_collate(self) -> str:
@@ -162,7 +165,7 @@ class TiDBType:
             out = b
         if self.unsigned:
             out += " UNSIGNED"
-        if (self.charset is not None or self.collate is not None) and (self.is_text or self.base in ("enum", "set")):
+        if (self.charset is not None or self.collate is not None) and self.has_charset:
             # A statement that left these out would give the column utf8mb4 and its collation, and
             # a consumer reading the DDL's query would then disagree with the column info.
             out += f" CHARACTER SET {self.effective_charset} COLLATE {self.effective_collate}"
@@ -293,16 +296,18 @@ def type_charset(t: TiDBType) -> Charset:
 
 
 def _charset_for(t: TiDBType) -> str:
+    if not t.has_charset:
+        return "binary"
     if t.charset is not None:
         return charset_info(t.charset).name
-    if t.collate is not None and (t.is_text or t.base in ("enum", "set")):
+    if t.collate is not None:
         return collation_info(t.collate).charset
-    return "utf8mb4" if t.is_text or t.base in ("enum", "set") else "binary"
+    return "utf8mb4"
 
 
 def type_collation(t: TiDBType) -> Collation:
     """The collation in force: the declared one, else the declared charset's default."""
-    if t.is_text or t.base in ("enum", "set"):
+    if t.has_charset:
         if t.collate is not None:
             return collation_info(t.collate)
         return collation_info(charset_info(_charset_for(t)).default_collation)
@@ -335,7 +340,7 @@ def check_type(t: TiDBType) -> None:
         per_char = charset_info(_charset_for(t)).maxlen if b == "varchar" else 1
         if t.flen < 0 or t.flen * per_char > ROW_MAX_BYTES:
             raise ValueError(f"{b.upper()}({t.flen}) exceeds {ROW_MAX_BYTES} bytes")
-    if t.is_text or b in ("enum", "set"):
+    if t.has_charset:
         cs = _charset_for(t)
         if cs == "binary":
             raise ValueError(f"{b.upper()} with charset binary is a binary string type; declare it as one")
