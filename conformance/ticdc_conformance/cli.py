@@ -226,7 +226,6 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
         protocol: str, encoding: str | None, consumer: str, work: Path, report: Path | None,
         master: str | None, events: int | None, **delivery_options) -> None:
     """Generate, consume and check; exit 0 only if every encoding conforms."""
-    from .report import write_reports
     from .runner import run_encoding
 
     delivery = _delivery(delivery_options)
@@ -247,7 +246,14 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
             with _changefeed_failure(scenario, seed, enc):
                 results.append(run_encoding(scenario, seed, enc, work, consumer, spark, config=configs[enc],
                                             config_args=config_args, events=events))
-    table = Table(title=f"scenario {scenario}, seed {seed}, consumer {consumer}")
+    _verdicts(results, f"scenario {scenario}, seed {seed}, consumer {consumer}", report, f"{scenario}-seed{seed}")
+
+
+def _verdicts(results: list, title: str, report: Path | None, report_name: str) -> None:
+    """One row per encoding, every finding of a failed one, the reports; exits 0 only if all conform."""
+    from .report import write_reports
+
+    table = Table(title=title)
     for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
         table.add_column(col)
     for r in results:
@@ -260,9 +266,32 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
         if not r.conformant:
             click.echo(r.render())
     if report is not None:
-        paths = write_reports(results, report, name=f"{scenario}-seed{seed}")
+        paths = write_reports(results, report, name=report_name)
         console.print(f"reports: {paths['junit']}, {paths['summary']}")
     sys.exit(0 if all(r.conformant for r in results) else 1)
+
+
+@main.command()
+@click.option("--case", "case", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder written by `generate` (manifest.json, truth/, records/).")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The consumer's output folder (docs/consumer-protocol.md); default CASE/consumer.")
+@click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write a JUnit XML file and a JSON summary into this folder.")
+def check(case: Path, out: Path | None, report: Path | None) -> None:
+    """Check a consumer's outputs, written however it was run, against the ground truth of CASE;
+    exit 0 only if it conforms (the checks of `run`, docs/checks.md)."""
+    from .runner import check_outputs
+
+    out = out if out is not None else case / "consumer"
+    try:
+        with console.status(f"checking {out} against {case}/truth…"):
+            result = check_outputs(case, out)
+    except ConsumerError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    _verdicts([result], f"scenario {result.scenario}, seed {result.seed}, {result.consumer}", report,
+              f"check-{result.scenario}-seed{result.seed}-{result.encoding}")
 
 
 @main.command()

@@ -41,6 +41,7 @@ class EncodingResult:
     # Options that shaped the config beyond scenario and encoding, repeated in the replay command.
     config_args: str = ""
     events: Optional[int] = None  # row events asked of a scenario that takes a size (large)
+    replay: Optional[str] = None  # the command that replays this verdict, when it is not `run`'s
     records: int = 0
     seconds: float = 0.0
     tables: list[TableVerdict] = field(default_factory=list)
@@ -74,6 +75,8 @@ class EncodingResult:
 
     @property
     def replay_command(self) -> str:
+        if self.replay is not None:
+            return self.replay
         cmd = f"ticdc-conformance run --scenario {self.scenario} --seed {self.seed} --protocol {self.encoding}"
         if self.events is not None:
             cmd += f" --events {self.events}"
@@ -161,11 +164,43 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
     out = case / "consumer"
     try:
         run_consumer(consumer, case, manifest, out, spark)
-        result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
-        result.checkpoints = check_checkpoints(case / "truth", out, manifest)
-        _locate(result, case, manifest)
+        _check(result, case, manifest, out)
     except ConsumerError as e:
         result.error = str(e)
     result.seconds = time.monotonic() - started
     (case / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    return result
+
+
+def _check(result: EncodingResult, case: Path, manifest: dict, out: Path) -> None:
+    result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
+    result.checkpoints = check_checkpoints(case / "truth", out, manifest)
+    _locate(result, case, manifest)
+
+
+def check_outputs(case: Path, out: Path) -> EncodingResult:
+    """The verdict on a consumer's outputs in OUT for the stream `generate` wrote into CASE, however
+    that consumer was run (on another machine, from Kafka, by hand): the same checks as `run`.
+
+    The replay command is this check's; the stream is regenerated from CASE/manifest.json, which
+    names scenario, seed, size and every sink option."""
+    case, out = Path(case), Path(out)
+    manifest_path = case / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, ValueError) as e:
+        raise ConsumerError(f"{manifest_path}: not a manifest written by `generate`: {e}") from None
+    if not (case / "truth").is_dir():
+        raise ConsumerError(f"{case / 'truth'}: no ground truth; CASE must be a folder written by `generate`")
+    if not out.is_dir():  # a mistyped OUT; a consumer that wrote no final/ is judged (CONSUMER-STATE-1)
+        raise ConsumerError(f"{out}: no such folder; OUT must hold a consumer's output "
+                            "(docs/consumer-protocol.md, \"Output\")")
+    result = EncodingResult(manifest["scenario"], manifest["seed"], manifest["encoding"], manifest["protocol"],
+                            consumer=f"output {out}", time_zone=manifest["sink"].get("time-zone", "UTC"),
+                            events=manifest.get("events"), records=manifest["records"],
+                            replay=f"ticdc-conformance check --case {shlex.quote(str(case))} "
+                                   f"--out {shlex.quote(str(out))}")
+    started = time.monotonic()
+    _check(result, case, manifest, out)
+    result.seconds = time.monotonic() - started
     return result
