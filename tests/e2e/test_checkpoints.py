@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from ticdc_conformance.checks.checkpoints import check_checkpoints
+from ticdc_conformance.checks.checkpoints import CheckpointCheck, _States, check_checkpoints
 from ticdc_conformance.checks.differential import load_truth_tables
 from ticdc_conformance.checks.locate import decoded_events, decoded_rows, locate_findings, record_coordinates
 from ticdc_conformance.checks.selection import consumer_table, selectors
@@ -132,6 +132,25 @@ def smoke_case(tmp_path_factory):
     result = run_encoding("smoke", 1, "canal-json", work, consumer="local")
     assert result.conformant and result.checkpoints.checked
     return work / "smoke" / "canal-json"
+
+
+def test_the_check_holds_the_current_row_images_only(tmp_path, smoke_case):
+    """Memory follows the tables, not the stream: an image whose count is back at zero (a row since
+    updated or deleted) is forgotten, on the upstream side and on the consumer's."""
+    manifest = json.loads((smoke_case / "manifest.json").read_text())
+    check = CheckpointCheck(smoke_case / "truth", smoke_case / "consumer", manifest)
+    assert check.run().checked and not check.findings.items
+    states = _States(smoke_case / "consumer" / "states", tmp_path / "states.db", check.hidden)
+    for w in check.checkpoints:
+        states.advance(w)
+    lines = sum(len(_lines(p)) for p in (smoke_case / "consumer" / "states").glob("*.ndjson"))
+    for side in (check.truth.counts, states.counts):
+        held = {name: c for name, c in side.items() if c}
+        assert all(n > 0 for c in held.values() for n in c.values())
+        assert {name: sum(c.values()) for name, c in held.items()} == \
+            {name: len(rows) for name, rows in check.truth.proj.items() if rows}
+        assert lines > sum(len(c) for c in held.values())  # rows did change: there were images to forget
+    states.close()
 
 
 def _lines(path):

@@ -82,6 +82,16 @@ def comparable(row: dict, hidden: frozenset[str]) -> bytes:
     return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
 
 
+def _bump(counts: Counter, image: bytes, delta: int) -> None:
+    """Adds `delta` to an image's count; a count back at zero is removed, not kept as 0: every
+    UPDATE makes a new image, and the zeros would keep every image of the stream in memory."""
+    n = counts[image] + delta
+    if n:
+        counts[image] = n
+    else:
+        counts.pop(image, None)
+
+
 # --- upstream, event by event ------------------------------------------------------------------
 def _frozen(row: Row) -> tuple:
     return tuple(sorted(row.items()))
@@ -110,7 +120,7 @@ class _Truth(TableStates):
         return consumer_table(self.schemas[name], self.chosen)
 
     def _count(self, name: Name, image: bytes, delta: int) -> None:
-        self.counts[name][image] += delta
+        _bump(self.counts[name], image, delta)
         self.dirty.add((name, image))
 
     def _put(self, name: Name, key: tuple, row: Optional[Row], ts: int) -> None:
@@ -227,7 +237,7 @@ class _States:
         for column, delta in (("upto", -1), ("frm", +1)):
             for schema, table, image in self.db.execute(
                     f"SELECT tbl_schema, tbl, image FROM lines WHERE {column} = ?", (ts,)):
-                self.counts[(schema, table)][image] += delta
+                _bump(self.counts[(schema, table)], image, delta)
                 self.dirty.add(((schema, table), image))
 
     def stray(self, checkpoints: list[int]) -> list[tuple]:
