@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from ticdc_conformance.checks.checkpoints import CheckpointCheck, _States, check_checkpoints
-from ticdc_conformance.checks.differential import load_truth_tables
+from ticdc_conformance.checks.differential import check_final_state, load_truth_tables
 from ticdc_conformance.checks.locate import decoded_events, decoded_rows, locate_findings, record_coordinates
 from ticdc_conformance.checks.selection import consumer_table, selectors
 from ticdc_conformance.runner import run_encoding
@@ -214,3 +214,65 @@ def test_the_checker_names_the_rule_a_tampered_output_breaks(tmp_path, smoke_cas
     tamper(out)
     verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
     assert rule in {f.rule for f in verdict.findings}, [f.render() for f in verdict.findings]
+
+
+# Lines a consumer may write that are JSON but not in the documented form: each is named with its
+# file and line (CONSUMER-OUTPUT-1), never a crash of the check.
+MALFORMED_LOG = [
+    ('[1]', "a JSON list, not an object"),
+    ('{"kind":"checkpoint"}', 'checkpoint without an integer "ts"'),
+    ('{"kind":"checkpoint","ts":"abc"}', 'checkpoint without an integer "ts"'),
+    ('{"kind":"txn","commit_ts":"x","rows":[]}', '"commit_ts" is neither an integer nor null'),
+    ('{"kind":"txn","commit_ts":true,"rows":[]}', '"commit_ts" is neither an integer nor null'),
+    ('{"kind":"txn","commit_ts":5,"rows":5}', 'txn without a "rows" list'),
+    ('{"kind":"txn","commit_ts":5,"rows":[{"schema":"smoke"}]}', "txn row 0 is not an object naming"),
+    ('{"kind":"txn","commit_ts":5,"rows":[{"schema":"s","table":"t","op":"upsert","before":null,"after":{}}]}',
+     "op 'upsert'"),
+    ('{"kind":"txn","commit_ts":5,"rows":[{"schema":"s","table":"t","op":"insert"}]}',
+     "before and after are row objects or null"),
+    ('{"kind":"ddl","commit_ts":5}', 'ddl without a "query" string'),
+    ('{"kind":"ddl","commit_ts":5,"query":"DROP TABLE t","schema":7}', "schema or table is not a string"),
+]
+
+
+@pytest.mark.parametrize("line,problem", MALFORMED_LOG)
+def test_a_malformed_applied_log_line_is_named_not_a_crash(tmp_path, smoke_case, line, problem):
+    out = tmp_path / "consumer"
+    shutil.copytree(smoke_case / "consumer", out)
+    lines = _lines(out / "applied.ndjson")
+    lines.insert(3, line)
+    (out / "applied.ndjson").write_text("\n".join(lines) + "\n")
+    verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
+    [finding] = verdict.findings
+    assert finding.rule == "CONSUMER-OUTPUT-1" and "applied.ndjson line 4: " in finding.message, finding.message
+    assert problem in finding.message, finding.message
+
+
+@pytest.mark.parametrize("line", ['{"from":1,"to":"2","row":{}}', '{"from":1.5,"to":null,"row":{}}',
+                                  '{"from":1,"to":null,"row":[]}', '7', '{"from":1,"row":{}}'])
+def test_a_malformed_state_line_is_named_not_a_crash(tmp_path, smoke_case, line):
+    out = tmp_path / "consumer"
+    shutil.copytree(smoke_case / "consumer", out)
+    path = sorted((out / "states").glob("*.ndjson"))[0]
+    n = len(_lines(path))
+    with open(path, "a") as f:
+        f.write(line + "\n")
+    verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
+    [finding] = verdict.findings
+    assert finding.rule == "CONSUMER-OUTPUT-1" and f"states/{path.name} line {n + 1}: not a state line" in finding.message
+
+
+@pytest.mark.parametrize("line,problem", [('{"code": truncated', "not JSON"), ('[1, 2]', "a JSON list, not an object")])
+def test_a_malformed_final_line_is_named_and_its_table_not_compared(tmp_path, smoke_case, line, problem):
+    out = tmp_path / "consumer"
+    shutil.copytree(smoke_case / "consumer", out)
+    path = out / "final" / "smoke.customers.ndjson"
+    n = len(_lines(path))
+    with open(path, "a") as f:
+        f.write(line + "\n")
+    manifest = json.loads((smoke_case / "manifest.json").read_text())
+    verdicts = {v.table: v for v in check_final_state(smoke_case / "truth", out, manifest["protocol"], manifest["sink"])}
+    [finding] = verdicts["smoke.customers"].findings
+    assert finding.rule == "CONSUMER-OUTPUT-1"
+    assert finding.message.startswith(f"final/smoke.customers.ndjson line {n + 1}: {problem}"), finding.message
+    assert not verdicts["smoke.orders"].findings

@@ -227,9 +227,11 @@ class _States:
                     continue
                 try:
                     doc = orjson.loads(line)
-                    yield (name[0], name[1], int(doc["from"]), None if doc["to"] is None else int(doc["to"]),
-                           comparable(doc["row"], hidden))
-                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+                    frm, upto, row = doc["from"], doc["to"], doc["row"]
+                    if not _is_int(frm) or not (upto is None or _is_int(upto)) or not isinstance(row, dict):
+                        raise ValueError('"from" an integer, "to" an integer or null, "row" an object')
+                    yield name[0], name[1], frm, upto, comparable(row, hidden)
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
                     raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})") from None
 
     def advance(self, ts: int) -> None:
@@ -285,6 +287,47 @@ def _key_list(key: bytes) -> Optional[list]:
     return orjson.loads(key) if key.startswith(b"[") else None
 
 
+_OPS = ("insert", "update", "delete")
+
+
+def _is_int(v) -> bool:
+    return type(v) is int  # bool is an int to isinstance, and no commit ts
+
+
+def entry_problem(entry) -> Optional[str]:
+    """What keeps a line of applied.ndjson from the documented form (docs/consumer-protocol.md,
+    "Output"), or None. A consumer's output is input the suite does not control; an entry of an
+    unknown kind is judged, not refused (CONSUMER-OUTPUT-1 at its place in the log)."""
+    if not isinstance(entry, dict):
+        return f"a JSON {type(entry).__name__}, not an object"
+    kind = entry.get("kind")
+    if kind == "checkpoint":
+        return None if _is_int(entry.get("ts")) else f'checkpoint without an integer "ts": {entry.get("ts")!r}'
+    if kind not in ("txn", "ddl"):
+        return None
+    ts = entry.get("commit_ts", "absent")
+    if ts is not None and not _is_int(ts):
+        return f'{kind} whose "commit_ts" is neither an integer nor null: {ts!r}'
+    if kind == "ddl":
+        if not isinstance(entry.get("query"), str):
+            return f'ddl without a "query" string: {entry.get("query")!r}'
+        if not isinstance(entry.get("schema"), (str, type(None))) or \
+                not isinstance(entry.get("table"), (str, type(None))):
+            return "ddl whose schema or table is not a string"
+        return None
+    rows = entry.get("rows")
+    if not isinstance(rows, list):
+        return f'txn without a "rows" list: {rows!r}'
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not isinstance(r.get("schema"), str) or not isinstance(r.get("table"), str):
+            return f"txn row {i} is not an object naming its schema and table"
+        if r.get("op") not in _OPS:
+            return f"txn row {i} has op {r.get('op')!r}, not one of {', '.join(_OPS)}"
+        if not all(side in r and isinstance(r[side], (dict, type(None))) for side in ("before", "after")):
+            return f"txn row {i}: before and after are row objects or null"
+    return None
+
+
 class CheckpointCheck:
     def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict) -> None:
         self.truth_dir, self.out, self.manifest = Path(truth_dir), Path(consumer_out), manifest
@@ -311,9 +354,13 @@ class CheckpointCheck:
             for n, line in enumerate(f, 1):
                 if line.strip():
                     try:
-                        yield orjson.loads(line)
+                        entry = orjson.loads(line)
                     except orjson.JSONDecodeError as e:
                         raise ConsumerOutputError(f"applied.ndjson line {n}: {e}") from None
+                    problem = entry_problem(entry)
+                    if problem:
+                        raise ConsumerOutputError(f"applied.ndjson line {n}: {problem}")
+                    yield entry
 
     def _order(self, entry: dict) -> None:
         ts, kind = entry.get("commit_ts"), entry["kind"]

@@ -51,6 +51,29 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         return [orjson.loads(line) for line in f if line.strip()]
 
 
+class UnreadableRows(ValueError):
+    """A line of a consumer's final/ file that is not a JSON object."""
+
+
+def read_consumer_rows(path: Path) -> list[dict[str, Any]]:
+    """A consumer's final/ file, each line checked: its output is input the suite does not control."""
+    if not path.exists():
+        return []
+    rows = []
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError as e:
+                raise UnreadableRows(f"final/{path.name} line {n}: not JSON ({e})") from None
+            if not isinstance(row, dict):
+                raise UnreadableRows(f"final/{path.name} line {n}: a JSON {type(row).__name__}, not an object")
+            rows.append(row)
+    return rows
+
+
 def project_truth_row(table: TableSchema, row: dict[str, Any], protocol: str, options: dict) -> dict[str, Any]:
     pkg = protocol_package(protocol)
     # A protocol whose encoding of a value depends on the column beyond its type (Debezium writes
@@ -140,7 +163,11 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
         actual_path = Path(consumer_out) / "final" / final_file_name(t.schema, t.table)
         # Virtual generated and unselected columns never reach a consumer; what it writes there is not judged.
         hidden = unjudged_columns(tables[qname], chosen)
-        actual = [{k: v for k, v in r.items() if k not in hidden} for r in read_rows(actual_path)]
+        try:
+            actual = [{k: v for k, v in r.items() if k not in hidden} for r in read_consumer_rows(actual_path)]
+        except UnreadableRows as e:  # judged unreadable as a whole: a partial table would list every row as missing
+            verdicts.append(TableVerdict(qname, len(expected), 0, [Finding("CONSUMER-OUTPUT-1", qname, None, str(e))]))
+            continue
         findings = compare_table(t, expected, actual)
         if not actual_path.exists() and expected:
             findings.insert(0, Finding("CONSUMER-STATE-1", qname, None, f"the consumer wrote no {actual_path.name}"))
