@@ -262,7 +262,7 @@ def test_a_malformed_state_line_is_named_not_a_crash(tmp_path, smoke_case, line)
     assert finding.rule == "CONSUMER-OUTPUT-1" and f"states/{path.name} line {n + 1}: not a state line" in finding.message
 
 
-@pytest.mark.parametrize("line,problem", [('{"code": truncated', "not JSON"), ('[1, 2]', "a JSON list, not an object")])
+@pytest.mark.parametrize("line,problem", [('{"code": truncated', "not JSON"), ('[1, 2]', "must be a JSON object, got list")])
 def test_a_malformed_final_line_is_named_and_its_table_not_compared(tmp_path, smoke_case, line, problem):
     out = tmp_path / "consumer"
     shutil.copytree(smoke_case / "consumer", out)

@@ -20,6 +20,7 @@ from ticdc_generators.schema_json import table_from_json
 
 from ..consumer.output import final_file_name
 from ..protocols import protocol_package
+from ..protocols.common import Malformed, json_object
 from .finding import Finding, row_diff
 from .selection import consumer_table, selectors, unjudged_columns
 
@@ -59,19 +60,11 @@ def read_consumer_rows(path: Path) -> list[dict[str, Any]]:
     """A consumer's final/ file, each line checked: its output is input the suite does not control."""
     if not path.exists():
         return []
-    rows = []
     with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError as e:
-                raise UnreadableRows(f"final/{path.name} line {n}: not JSON ({e})") from None
-            if not isinstance(row, dict):
-                raise UnreadableRows(f"final/{path.name} line {n}: a JSON {type(row).__name__}, not an object")
-            rows.append(row)
-    return rows
+        try:
+            return [json_object(line, f"final/{path.name} line {n}") for n, line in enumerate(f, 1) if line.strip()]
+        except Malformed as e:
+            raise UnreadableRows(e.reason) from None
 
 
 def project_truth_row(table: TableSchema, row: dict[str, Any], protocol: str, options: dict) -> dict[str, Any]:
