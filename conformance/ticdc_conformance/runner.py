@@ -178,6 +178,9 @@ def _check(result: EncodingResult, case: Path, manifest: dict, out: Path) -> Non
     _locate(result, case, manifest)
 
 
+_CASE_KEYS = ("scenario", "seed", "encoding", "protocol", "sink", "records")
+
+
 def check_outputs(case: Path, out: Path) -> EncodingResult:
     """The verdict on a consumer's outputs in OUT for the stream `generate` wrote into CASE, however
     that consumer was run (on another machine, from Kafka, by hand): the same checks as `run`.
@@ -190,6 +193,9 @@ def check_outputs(case: Path, out: Path) -> EncodingResult:
         manifest = json.loads(manifest_path.read_text())
     except (OSError, ValueError) as e:
         raise ConsumerError(f"{manifest_path}: not a manifest written by `generate`: {e}") from None
+    missing = [k for k in _CASE_KEYS if not isinstance(manifest, dict) or k not in manifest]
+    if missing:
+        raise ConsumerError(f"{manifest_path}: not a manifest written by `generate`: no {', '.join(missing)}")
     if not (case / "truth").is_dir():
         raise ConsumerError(f"{case / 'truth'}: no ground truth; CASE must be a folder written by `generate`")
     if not out.is_dir():  # a mistyped OUT; a consumer that wrote no final/ is judged (CONSUMER-STATE-1)

@@ -70,6 +70,9 @@ def test_missing_outputs_or_case_are_errors_not_verdicts(tmp_path):
     (tmp_path / "out").mkdir()
     with pytest.raises(ConsumerError, match="not a manifest written by `generate`"):
         check_outputs(tmp_path / "out", tmp_path / "out")
+    (tmp_path / "out" / "manifest.json").write_text('{"scenario": "smoke", "seed": 1}')
+    with pytest.raises(ConsumerError, match="not a manifest written by `generate`: no encoding, protocol, sink, records"):
+        check_outputs(tmp_path / "out", tmp_path / "out")
     (case / "truth").rename(tmp_path / "truth-elsewhere")
     with pytest.raises(ConsumerError, match="no ground truth"):
         check_outputs(case, tmp_path / "out")
