@@ -245,6 +245,7 @@ def test_a_malformed_applied_log_line_is_named_not_a_crash(tmp_path, smoke_case,
     verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
     [finding] = verdict.findings
     assert finding.rule == "CONSUMER-OUTPUT-1" and "applied.ndjson line 4: " in finding.message, finding.message
+    assert finding.table == "applied.ndjson"
     assert problem in finding.message, finding.message
 
 
@@ -260,6 +261,7 @@ def test_a_malformed_state_line_is_named_not_a_crash(tmp_path, smoke_case, line)
     verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
     [finding] = verdict.findings
     assert finding.rule == "CONSUMER-OUTPUT-1" and f"states/{path.name} line {n + 1}: not a state line" in finding.message
+    assert finding.table == path.name[: -len(".ndjson")]  # the table whose file holds the line
 
 
 @pytest.mark.parametrize("line,problem", [('{"code": truncated', "not JSON"), ('[1, 2]', "must be a JSON object, got list")])

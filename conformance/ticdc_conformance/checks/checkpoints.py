@@ -61,7 +61,12 @@ class CheckpointVerdict:
 
 
 class ConsumerOutputError(ValueError):
-    """The consumer's applied log or state lines are not in the documented form."""
+    """The consumer's applied log or state lines are not in the documented form; `table` is the
+    table whose states/ file holds the line, or None for the applied log."""
+
+    def __init__(self, message: str, table: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.table = table
 
 
 # --- what is judged ----------------------------------------------------------------------------
@@ -232,7 +237,8 @@ class _States:
                         raise ValueError('"from" an integer, "to" an integer or null, "row" an object')
                     yield name[0], name[1], frm, upto, comparable(row, hidden)
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-                    raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})") from None
+                    raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})",
+                                              _qualified(name)) from None
 
     def advance(self, ts: int) -> None:
         self.dirty = set()
@@ -558,4 +564,4 @@ def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict) -> Ch
         return CheckpointCheck(truth_dir, consumer_out, manifest).run()
     except ConsumerOutputError as e:
         return CheckpointVerdict(False, 0, "the consumer's output could not be read",
-                                 [Finding("CONSUMER-OUTPUT-1", LOG, None, str(e))])
+                                 [Finding("CONSUMER-OUTPUT-1", e.table or LOG, None, str(e))])
