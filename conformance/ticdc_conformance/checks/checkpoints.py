@@ -37,6 +37,7 @@ from ticdc_generators.schema_json import table_from_json
 from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_generators.state import TableStates
 
+from ..protocols.common import is_json_int as _is_int
 from .differential import compare_table, project_truth_row
 from .finding import Finding
 from .selection import consumer_table, selectors, unjudged_columns
@@ -293,11 +294,7 @@ def _key_list(key: bytes) -> Optional[list]:
     return orjson.loads(key) if key.startswith(b"[") else None
 
 
-_OPS = ("insert", "update", "delete")
-
-
-def _is_int(v) -> bool:
-    return type(v) is int  # bool is an int to isinstance, and no commit ts
+_OPS = tuple(op.value for op in Op)
 
 
 def entry_problem(entry) -> Optional[str]:

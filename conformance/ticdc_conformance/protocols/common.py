@@ -50,6 +50,11 @@ def decode_errors(record: KafkaRecord, unexpected: Optional[str]) -> Iterator[No
                           f"{unexpected} ({type(e).__name__}: {e})") from e
 
 
+def is_json_int(value: Any) -> bool:
+    """A JSON integer: JSON true/false arrive as Python bools, which are ints to isinstance."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def json_object(data: bytes, what: str) -> dict[str, Any]:
     """The JSON object `data` holds; `what` names the part of the message in the reason."""
     try:

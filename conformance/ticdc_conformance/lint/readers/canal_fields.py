@@ -12,8 +12,7 @@
 """
 from __future__ import annotations
 
-from typing import Any
-
+from ...protocols.common import is_json_int as _is_int
 from ...rules import checks_rules
 from .base import Problem
 
@@ -25,9 +24,6 @@ _WATERMARK_EMPTY = {"database": "", "table": "", "sql": ""}
 _WATERMARK_NULL = ("pkNames", "sqlType", "mysqlType", "data", "old")
 _COMMON_TYPES = {"database": str, "table": str, "isDdl": bool, "type": str}
 
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _where(msg: dict) -> str:

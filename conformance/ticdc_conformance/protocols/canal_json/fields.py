@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common import Malformed
+from ..common import Malformed, is_json_int as _is_int
 
 _MISSING = object()
 _UINT64_MAX = 2**64 - 1
@@ -19,10 +19,6 @@ def _get(obj: dict, key: str, where: str) -> Any:
         raise Malformed(f"{where}: missing field {key!r}")
     return value
 
-
-def _is_int(value: Any) -> bool:
-    # JSON true/false arrive as Python bools, which are ints to isinstance.
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def req_bool(obj: dict, key: str, where: str) -> bool:

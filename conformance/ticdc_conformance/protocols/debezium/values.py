@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import orjson
 
-from ..common import Malformed
+from ..common import Malformed, is_json_int as _is_int
 from . import temporal
 from .options import DebeziumOptions
 from .schema import FieldSpec
@@ -37,10 +37,6 @@ INT_TEMPORALS = {
     "io.debezium.time.MicroTimestamp": lambda v: temporal.epoch_to_text(v, 1, 6),
     "io.debezium.time.MicroTime": temporal.micros_to_time_text,
 }
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _b64(text: Any, where: str) -> bytes:

@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import orjson
 
-from ..common import DIGITS_AS_ZERO, Malformed, bounded_put
+from ..common import DIGITS_AS_ZERO, Malformed, bounded_put, is_json_int as _is_int
 from .goquote import go_unquote, unquote_valid
 
 # spec 002, Column type code (TiDB's mysql.Type* byte values).
@@ -400,7 +400,3 @@ _READERS: dict[int, Callable[[Any, int, int, bool], Any]] = {
     BLOB: _blob,
     # GEOMETRY (255) is listed as "Unsupported" by spec 002 and so has no reader.
 }
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any, Callable
 
-from ..common import Malformed
+from ..common import Malformed, is_json_int as _is_int
 from ..floats import float32_as_read
 from .table import ColumnInfo
 from .timestamps import render_timestamp
@@ -159,10 +159,6 @@ def from_json(col: ColumnInfo, raw: Any, target_tz: str) -> Any:
     if kind == "bit":
         return _bit(col, _int_text(col, raw))
     return raw  # text, json: the string itself
-
-
-def _is_int(raw: Any) -> bool:
-    return isinstance(raw, int) and not isinstance(raw, bool)
 
 
 def _record(raw: Any, name: str) -> dict | None:
