@@ -271,3 +271,27 @@ def test_every_kafka_partition_is_decoded_in_a_task_of_its_own(tmp_path, spark):
     # A partition the manifest does not name is still decoded, in some task.
     extra = spark.createDataFrame([("unnamed", 3, 0)], "topic string, partition int, offset bigint")
     assert run._by_partition(extra, "offset").count() == 1
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(600)
+def test_batches_into_the_python_workers_are_bounded_in_bytes_not_only_in_rows(spark):
+    """Large records (Open Protocol batches, claim-check-sized values) must not reach the decoders
+    10,000 to an Arrow batch: each batch is held in the driver JVM's direct memory while it is sent."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from ticdc_conformance.consumer.spark_job import ARROW_BATCH_BYTES
+
+    record_bytes = 1 << 20
+    values = (spark.range(64, numPartitions=1)
+              .select(F.expr(f"cast(repeat('x', {record_bytes}) as binary)").alias("value")))
+
+    def measure(batches):
+        for batch in batches:
+            yield pa.RecordBatch.from_pydict({"rows": [batch.num_rows], "bytes": [batch.get_total_buffer_size()]})
+
+    seen = values.mapInArrow(measure, "rows long, bytes long").collect()
+    assert sum(r["rows"] for r in seen) == 64
+    assert len(seen) > 1, "all 64 MiB of records came in one batch"
+    assert max(r["bytes"] for r in seen) <= ARROW_BATCH_BYTES + record_bytes + 4096, seen

@@ -81,6 +81,9 @@ def _spark_ddl(schema) -> str:
     return ", ".join(f"`{f.name}` {_SPARK_TYPES[str(f.type)]}" for f in schema)
 
 
+ARROW_BATCH_BYTES = 8 << 20
+
+
 def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conformance"):
     """A Spark session; `local[2]` unless a master is given or the job runs under spark-submit."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -104,6 +107,11 @@ def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conforman
         # 1g: on local[N] the executors share the driver's JVM, whose RSS then stays under 2 GiB
         # (1,454 MiB peak at 1M records; 2g gave 2.2-2.6 GiB, and no faster: docs/performance.md).
         .config("spark.driver.memory", os.environ.get("TICDC_CONFORMANCE_DRIVER_MEMORY", "1g"))
+        # Batches into the Python workers are otherwise cut at 10,000 rows whatever their size:
+        # 10,000 Open Protocol batch records (8 KiB each) took 570 MiB of direct memory in the
+        # driver JVM while decoding; bounded in bytes, 80 MiB (docs/performance.md). Records of
+        # under 800 bytes still go 10,000 to a batch.
+        .config("spark.sql.execution.arrow.maxBytesPerBatch", str(ARROW_BATCH_BYTES))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
