@@ -109,7 +109,7 @@ def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conforman
         .config("spark.driver.memory", os.environ.get("TICDC_CONFORMANCE_DRIVER_MEMORY", "1g"))
         # Batches into the Python workers are otherwise cut at 10,000 rows whatever their size:
         # 10,000 Open Protocol batch records (8 KiB each) took 570 MiB of direct memory in the
-        # driver JVM while decoding; bounded in bytes, 80 MiB (docs/performance.md). Records of
+        # driver JVM while decoding; bounded in bytes, 82 MiB (docs/performance.md). Records of
         # under 800 bytes still go 10,000 to a batch.
         .config("spark.sql.execution.arrow.maxBytesPerBatch", str(ARROW_BATCH_BYTES))
         .getOrCreate()
