@@ -25,7 +25,6 @@ _WATERMARK_NULL = ("pkNames", "sqlType", "mysqlType", "data", "old")
 _COMMON_TYPES = {"database": str, "table": str, "isDdl": bool, "type": str}
 
 
-
 def _where(msg: dict) -> str:
     return f"{msg.get('type')} message of {msg.get('database')}.{msg.get('table')}"
 

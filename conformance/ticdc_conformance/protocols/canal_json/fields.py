@@ -20,7 +20,6 @@ def _get(obj: dict, key: str, where: str) -> Any:
     return value
 
 
-
 def req_bool(obj: dict, key: str, where: str) -> bool:
     value = _get(obj, key, where)
     if not isinstance(value, bool):
