@@ -114,7 +114,7 @@ def dumps(v: Any, dialect: Dialect) -> bytes:
     holding arbitrary bytes (e.g. a BINARY column's default value); str is text.
     """
     out: list[bytes] = []
-    _write(v, dialect, out)
+    _writer(dialect)(v, out)
     return b"".join(out)
 
 
@@ -125,34 +125,87 @@ def _float(x: float, bits: int, dialect: Dialect) -> bytes:
     return write(x, dialect.short_exponent).encode("ascii")
 
 
-def _write(v: Any, dialect: Dialect, out: list[bytes]) -> None:
-    if v is None:
-        out.append(b"null")
-    elif v is True:
+# Object keys repeat (struct fields, column names), so each dialect's writer keeps their quoted
+# form; bounded so that documents with ever new keys cannot grow it without end.
+_KEY_CACHE_ENTRIES = 1 << 16
+
+
+@functools.lru_cache(maxsize=None)
+def _writer(dialect: Dialect) -> Callable[[Any, list[bytes]], None]:
+    """The dialect's writer. Every message of every encoder goes through it, so it dispatches on
+    the exact type of the common values first and binds what it calls to closure variables."""
+    escape = _escaper(dialect)
+    keys: dict[str, bytes] = {}
+
+    def key(k: str) -> bytes:
+        quoted = keys.get(k)
+        if quoted is None:
+            quoted = quote(k, dialect).encode("utf-8") + b":"
+            if len(keys) < _KEY_CACHE_ENTRIES:
+                keys[k] = quoted
+        return quoted
+
+    def write(v: Any, out: list[bytes]) -> None:
+        t = type(v)
+        if t is str:
+            # strict: text cannot hold surrogates, bytes that are not UTF-8 come as `bytes`
+            out.append(('"' + escape(v) + '"').encode("utf-8"))
+        elif t is dict:
+            if not v:
+                out.append(b"{}")
+                return
+            sep = b"{"
+            for k, x in v.items():
+                head = sep + (key(k) if type(k) is str else quote(k, dialect).encode("utf-8") + b":")
+                sep = b","
+                # the scalars of a row, inline: a call per column value is most of the cost
+                tx = type(x)
+                if tx is str:
+                    out.append(head + ('"' + escape(x) + '"').encode("utf-8"))
+                elif x is None:
+                    out.append(head + b"null")
+                elif tx is int:
+                    out.append(head + b"%d" % x)
+                else:
+                    out.append(head)
+                    write(x, out)
+            out.append(b"}")
+        elif v is None:
+            out.append(b"null")
+        elif t is int:
+            out.append(b"%d" % v)
+        elif t is list or t is tuple:
+            if not v:
+                out.append(b"[]")
+                return
+            sep = b"["
+            for x in v:
+                out.append(sep)
+                write(x, out)
+                sep = b","
+            out.append(b"]")
+        else:
+            _write_other(v, dialect, out, write)
+
+    write.quoted_keys = keys  # type: ignore[attr-defined]  # how full the cache is, for its bound's test
+    return write
+
+
+def _write_other(v: Any, dialect: Dialect, out: list[bytes], write: Callable[[Any, list[bytes]], None]) -> None:
+    """Values past the writer's exact-type fast path: bool, floats, the wrappers, bytes, and
+    subclasses of the common types."""
+    if v is True:
         out.append(b"true")
     elif v is False:
         out.append(b"false")
     elif isinstance(v, str):
-        # strict: text cannot hold surrogates, bytes that are not UTF-8 come as `bytes`
         out.append(quote(v, dialect).encode("utf-8"))
     elif isinstance(v, int):
         out.append(str(v).encode("ascii"))
     elif isinstance(v, dict):
-        out.append(b"{")
-        for i, (k, x) in enumerate(v.items()):
-            if i:
-                out.append(b",")
-            out.append(quote(k, dialect).encode("utf-8"))
-            out.append(b":")
-            _write(x, dialect, out)
-        out.append(b"}")
+        write(dict(v), out)
     elif isinstance(v, (list, tuple)):
-        out.append(b"[")
-        for i, x in enumerate(v):
-            if i:
-                out.append(b",")
-            _write(x, dialect, out)
-        out.append(b"]")
+        write(list(v), out)
     elif isinstance(v, float):
         out.append(_float(v, 64, dialect))
     elif isinstance(v, F32):
