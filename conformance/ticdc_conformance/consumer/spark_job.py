@@ -82,6 +82,15 @@ def _spark_ddl(schema) -> str:
 
 
 ARROW_BATCH_BYTES = 8 << 20
+# Row groups of the scratch Parquet between stages. Each writing task buffers one row group in the
+# heap; at parquet-mr's 128 MiB, two writers beside a sort's in-memory run left no room in the 1 GiB
+# driver heap of local[2] (docs/performance.md, Debezium at 10M).
+SCRATCH_ROW_GROUP_BYTES = 32 << 20
+
+
+def write_scratch(df, path: Path) -> None:
+    """df as the scratch Parquet a later stage reads."""
+    df.write.option("parquet.block.size", SCRATCH_ROW_GROUP_BYTES).parquet(str(path))
 
 
 def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conformance"):
@@ -112,6 +121,11 @@ def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conforman
         # driver JVM while decoding; bounded in bytes, 82 MiB (docs/performance.md). Records of
         # under 800 bytes still go 10,000 to a batch.
         .config("spark.sql.execution.arrow.maxBytesPerBatch", str(ARROW_BATCH_BYTES))
+        # A sort that spilled merges all its spill files at once, and with read-ahead each reader
+        # holds two 1 MiB heap buffers: heap that grew with the bytes per Kafka partition (about
+        # 100 spill files, 200 MiB, for Debezium at 10M) until the decode stage ran out of it.
+        # Without read-ahead a reader keeps one 1 MiB buffer, outside the heap.
+        .config("spark.unsafe.sorter.spill.read.ahead.enabled", "false")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -219,9 +233,9 @@ class _Run:
 
     def decode(self, records) -> tuple["_StreamFacts", Checkpoints, Any]:
         """Stages 1 and 2: the decoded events on disk, the small rows on the driver, the plan."""
-        (self._by_partition(records, "topic", "partition", "offset")
-         .mapInArrow(arrow_decoder(self.protocol, self.options), _spark_ddl(DECODED_SCHEMA))
-         .write.parquet(str(self.work / "decoded")))
+        write_scratch(self._by_partition(records, "topic", "partition", "offset")
+                      .mapInArrow(arrow_decoder(self.protocol, self.options), _spark_ddl(DECODED_SCHEMA)),
+                      self.work / "decoded")
         self.ev = ev = self.spark.read.parquet(str(self.work / "decoded"))
         facts = _StreamFacts([r.asDict() for r in ev.filter(ev.kind.isin(*SMALL_KINDS)).select(*SMALL_COLUMNS).collect()])
         if facts.errors:
@@ -233,9 +247,11 @@ class _Run:
         """Stage 3; returns per table, key shape, state, phase, column list and DDL segment the row
         events' count and the first (in apply order) that named the column list."""
         F = self.F
-        (self._by_partition(self.ev.filter(self.ev.kind.isin("row", "watermark")), "topic", "partition", "offset", "seq")
-         .mapInArrow(admitter(AdmitPlan(cps, ddl_keys(ddls)), DECODED_SCHEMA), _spark_ddl(admitted_schema(DECODED_SCHEMA)))
-         .write.parquet(str(self.work / "admitted")))
+        write_scratch(self._by_partition(self.ev.filter(self.ev.kind.isin("row", "watermark")),
+                                         "topic", "partition", "offset", "seq")
+                      .mapInArrow(admitter(AdmitPlan(cps, ddl_keys(ddls)), DECODED_SCHEMA),
+                                  _spark_ddl(admitted_schema(DECODED_SCHEMA))),
+                      self.work / "admitted")
         self.adm = self.spark.read.parquet(str(self.work / "admitted"))
         return [r.asDict(recursive=True) for r in
                 self.adm.groupBy("schema", "table", "key_shape", "state", "phase", "columns", "seg")
@@ -264,11 +280,12 @@ class _Run:
             F.when(F.col("old_key").isNull(), F.array(F.lit(0))).otherwise(F.array(F.lit(1), F.lit(2)))))
         shard_key = F.when(F.col("piece") == 1, F.col("old_key")).otherwise(F.col("key"))
         with self.clock("replay"):
-            (pieces.join(F.broadcast(comp_df), ["schema", "table"])
-             .withColumn("shard", F.pmod(F.xxhash64(shard_key), F.col("nshards")).cast("int"))
-             .repartition(self.shards, "component", "shard").sortWithinPartitions("component", "shard", *APPLY_KEY)
-             .mapInArrow(replayer(plan), _spark_ddl(REPLAY_SCHEMA))
-             .write.parquet(str(self.work / "replayed")))
+            write_scratch(pieces.join(F.broadcast(comp_df), ["schema", "table"])
+                          .withColumn("shard", F.pmod(F.xxhash64(shard_key), F.col("nshards")).cast("int"))
+                          .repartition(self.shards, "component", "shard")
+                          .sortWithinPartitions("component", "shard", *APPLY_KEY)
+                          .mapInArrow(replayer(plan), _spark_ddl(REPLAY_SCHEMA)),
+                          self.work / "replayed")
         log_items = sorted([(key, "ddl", d) for key, d in ddls.items] +
                            [(checkpoint_key(k), "checkpoint", {"ts": w}) for k, w in enumerate(cps.values)],
                            key=lambda item: item[0])
