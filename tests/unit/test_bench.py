@@ -228,3 +228,27 @@ def test_cli_bench_consume_prints_rates_memory_and_cpu(work):
     out_dir = work / "consume" / f"canal-json-{EVENTS}"
     assert not (out_dir / "work").exists()
     assert sorted(p.name for p in (out_dir / "final").iterdir()) == [f"large.t{i}.ndjson" for i in range(4)]
+
+
+def test_a_failed_child_is_reported_by_its_cause_not_only_its_tail(tmp_path):
+    """A dying Spark job prints its cause and then pages of shutdown traces; the error quotes the
+    cause and points at the whole stderr, kept in a file."""
+    from ticdc_conformance.bench.child_failure import child_failure
+
+    script = ("import sys\n"
+              "print('WARNING: Using incubator modules', file=sys.stderr)\n"
+              "print('java.lang.OutOfMemoryError: Java heap space', file=sys.stderr)\n"
+              "print('\\tat org.apache.spark.sql.execution.arrow.ArrowWriter.write(ArrowWriter.scala:109)', file=sys.stderr)\n"
+              "for i in range(2000):\n"
+              "    print(f'\\tat org.apache.spark.util.SparkShutdownHook.run(ShutdownHookManager.scala:{i})', file=sys.stderr)\n"
+              "sys.exit(1)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    log = tmp_path / "consume" / "debezium-10000000.stderr.log"
+    error = child_failure("consumer run over records", proc.returncode, proc.stderr, log)
+    message = str(error)
+    assert "failed with exit code 1" in message and str(log) in message
+    first, _, tail = message.partition("last lines:")
+    assert "java.lang.OutOfMemoryError: Java heap space" in first
+    assert "ArrowWriter" not in first and "incubator" not in first
+    assert "ShutdownHookManager.scala:1999" in tail
+    assert log.read_text() == proc.stderr

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from .child_failure import child_failure
 from .floor import FloorFigures, run_floor
 from .inputs import SCENARIO, Inputs, cached_inputs
 from .sampling import TreeFigures, TreeSampler
@@ -80,7 +81,8 @@ def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[
     with TreeSampler(proc.pid) as sampler:
         stdout, stderr = proc.communicate()
     if proc.returncode != 0:
-        raise RuntimeError(f"consumer run over {inputs.records} failed with exit code {proc.returncode}:\n{stderr[-4000:]}")
+        raise child_failure(f"consumer run over {inputs.records}", proc.returncode, stderr,
+                            out.with_name(f"{out.name}.stderr.log"))
     f = json.loads(stdout.strip().splitlines()[-1])
     if f["records"] is not None and f["records"] != inputs.manifest["records"]:
         raise RuntimeError(f"the consumer read {f['records']} records of {inputs.manifest['records']}")

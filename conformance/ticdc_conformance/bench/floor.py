@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+from .child_failure import child_failure
 from .inputs import VARIANTS
 
 # Encodings whose message values are JSON text Spark's from_json reads.
@@ -136,7 +137,7 @@ def run_floor(variant: str, records: Path, manifest: Path, scratch: Path, master
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(Path(records).resolve()), kind, master,
                            str(Path(manifest).resolve()), str(scratch)], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        raise RuntimeError(f"the floor run over {records} failed with exit code {proc.returncode}:\n"
-                           f"{proc.stderr[-4000:]}")
+        raise child_failure(f"the floor run over {records}", proc.returncode, proc.stderr,
+                            Path(scratch).parent.with_name(f"{Path(scratch).parent.name}.floor.stderr.log"))
     f = json.loads(proc.stdout.strip().splitlines()[-1])
     return FloorFigures(f["scan"], f["parse"], f["decode"])
