@@ -156,7 +156,7 @@ def _writer(dialect: Dialect) -> Callable[[Any, list[bytes]], None]:
                 return
             sep = b"{"
             for k, x in v.items():
-                head = sep + (key(k) if type(k) is str else quote(k, dialect).encode("utf-8") + b":")
+                head = sep + key(k)  # a key that is not text fails in quote, before it is cached
                 sep = b","
                 # the scalars of a row, inline: a call per column value is most of the cost
                 tx = type(x)
