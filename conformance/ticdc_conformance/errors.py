@@ -8,14 +8,25 @@ class DecodeError(Exception):
     """A record that is not valid for its protocol.
 
     Carries the record's coordinates so a failure always names topic, partition and offset.
+    A decoder that decoded good events in the same call as it met a bad record (a Simple
+    BOOTSTRAP releasing held rows, one of which is malformed) attaches them as `events`, in
+    order, and further bad records of that call as `also`: the caller applies the events as if
+    `decode` had returned them and reports every error.
     """
 
-    def __init__(self, topic: str, partition: int, offset: int, reason: str) -> None:
+    def __init__(self, topic: str, partition: int, offset: int, reason: str,
+                 events: tuple = (), also: tuple = ()) -> None:
         self.topic = topic
         self.partition = partition
         self.offset = offset
         self.reason = reason
+        self.events = list(events)
+        self.also: tuple[DecodeError, ...] = tuple(also)
         super().__init__(f"{topic}/{partition}@{offset}: {reason}")
+
+    def every_error(self) -> list["DecodeError"]:
+        """This error and the further ones of the same call, in arrival order."""
+        return [self, *self.also]
 
 
 class ConsumerError(Exception):

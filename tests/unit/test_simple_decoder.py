@@ -205,11 +205,13 @@ def test_a_row_dropped_at_release_gives_back_its_bytes():
         dec.decode(rec(raw, 2))  # full
     with pytest.raises(DecodeError) as e:
         dec.decode(rec(jdump(_bootstrap_for("user")), 3))
-    assert e.value.offset == 0 and dec.held_count == 1
+    assert e.value.offset == 0 and dec.held_count == 0
+    assert [type(ev).__name__ for ev in e.value.events] == ["DecodedBootstrap", "DecodedRow"]
     later = json.loads(json.dumps(SPEC_INSERT))
     later["table"] = "later"
-    assert len(jdump(later)) <= len(bad_raw)
-    assert dec.decode(rec(jdump(later), 4)) == []  # fits only because the bad row's bytes were given back
+    assert 2 * len(jdump(later)) <= len(raw) + len(bad_raw)
+    # both fit only because the bad row's bytes were given back along with the good one's
+    assert dec.decode(rec(jdump(later), 4)) == [] and dec.decode(rec(jdump(later), 5)) == []
     assert dec.held_count == 2
 
 
@@ -222,6 +224,46 @@ def test_a_held_row_with_a_bad_value_fails_at_release_naming_its_own_offset():
         dec.decode(rec(jdump(_bootstrap_for("user")), 8))
     assert e.value.offset == 7 and "age" in e.value.reason
     assert dec.held_count == 0
+
+
+@pytest.mark.parametrize("release", ["bootstrap", "ddl"])
+def test_malformed_held_rows_lose_neither_the_release_event_nor_the_good_rows(release):
+    bad_age = json.loads(json.dumps(SPEC_INSERT))
+    bad_age["data"]["age"] = "not a number"
+    bad_column = json.loads(json.dumps(SPEC_UPDATE))
+    bad_column["data"]["nope"] = "1"
+    other = json.loads(json.dumps(SPEC_INSERT))
+    other["table"] = "other"
+    dec = new_decoder({})
+    for offset, msg in enumerate([SPEC_INSERT, bad_age, other, SPEC_UPDATE, bad_column, SPEC_DELETE], start=10):
+        assert dec.decode(rec(jdump(msg), offset)) == []
+    releasing = _bootstrap_for("user") if release == "bootstrap" else SPEC_DDL
+    with pytest.raises(DecodeError) as caught:
+        dec.decode(rec(jdump(releasing), 20))
+    e = caught.value
+    # the error names the first malformed held record, the second comes along, each with its own offset
+    assert [(err.offset, err.topic, err.partition) for err in e.every_error()] == [
+        (11, TOPIC, PARTITION), (14, TOPIC, PARTITION)]
+    assert "age" in e.reason and "nope" in e.also[0].reason
+    # the BOOTSTRAP/DDL event first, then every well-formed row in arrival order
+    assert isinstance(e.events[0], DecodedBootstrap if release == "bootstrap" else DecodedDDL)
+    assert [(r.op, r.commit_ts) for r in e.events[1:]] == [
+        ("insert", SPEC_INSERT["commitTs"]), ("update", SPEC_UPDATE["commitTs"]), ("delete", SPEC_DELETE["commitTs"])]
+    assert dec.held_count == 1  # only the other table's row still waits
+    assert [r.table for r in dec.decode(rec(jdump(_bootstrap_for("other")), 21))[1:]] == ["other"]
+
+
+def test_consumer_decode_stage_applies_the_events_that_come_with_a_held_rows_error():
+    from ticdc_conformance.consumer.decode_stage import PartitionDecoders
+
+    bad = json.loads(json.dumps(SPEC_INSERT))
+    bad["data"]["age"] = "not a number"
+    decoders = PartitionDecoders("simple", {})
+    decoders.decode(rec(jdump(bad), 0))
+    decoders.decode(rec(jdump(SPEC_UPDATE), 1))
+    rows = decoders.decode(rec(jdump(_bootstrap_for("user")), 2))
+    assert [(r["kind"], r["seq"]) for r in rows] == [("bootstrap", 0), ("row", 1), ("error", 2)]
+    assert rows[2]["error"].startswith(f"{TOPIC}/{PARTITION}@0: ")
 
 
 def test_rename_keeps_the_version_and_both_names_resolve():

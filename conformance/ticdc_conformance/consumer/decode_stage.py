@@ -137,10 +137,15 @@ class PartitionDecoders:
         try:
             events = dec.decode(record)
         except DecodeError as e:
-            row = dict.fromkeys(_FIELDS)
-            row.update(topic=record.topic, partition=record.partition, offset=record.offset, seq=0,
-                       kind="error", error=str(e))
-            return [row]
+            # The events decoded along with the error (a Simple BOOTSTRAP and the rows it released)
+            # still apply; each error row sits at this record, its text naming the bad record.
+            rows = [event_row(record, i, ev) for i, ev in enumerate(e.events)]
+            for err in e.every_error():
+                row = dict.fromkeys(_FIELDS)
+                row.update(topic=record.topic, partition=record.partition, offset=record.offset, seq=len(rows),
+                           kind="error", error=str(err))
+                rows.append(row)
+            return rows
         return [event_row(record, i, ev) for i, ev in enumerate(events)]
 
 

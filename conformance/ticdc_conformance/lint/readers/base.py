@@ -45,7 +45,11 @@ def decode(decoder: Any, record: KafkaRecord) -> tuple[list[DecodedEvent], Optio
     try:
         return decoder.decode(record), None
     except DecodeError as e:
-        return [], e.reason
+        # Events decoded along with the error still count; an error about another (held) record names it.
+        reasons = [err.reason if (err.topic, err.partition, err.offset) == (record.topic, record.partition,
+                                                                            record.offset)
+                   else f"{err.topic}/{err.partition}@{err.offset}: {err.reason}" for err in e.every_error()]
+        return e.events, "; ".join(reasons)
     except Exception as e:  # noqa: BLE001 - see the docstring
         return [], f"the decoder failed ({type(e).__name__}: {e})"
 

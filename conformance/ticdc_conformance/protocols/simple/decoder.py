@@ -5,6 +5,10 @@ Spec 004, "Message consumption scenarios": DML messages carry no schema, only `t
 (schema, table, version) and reads each DML through the entry its message names. A consumer that joins
 mid-stream (scenario 2) sees DMLs before any schema: they wait until a BOOTSTRAP or DDL brings it, as
 TiCDC's own decoder keeps them in `cachedMessages` (TiCDC pkg/sink/codec/simple/decoder.go).
+When a BOOTSTRAP or DDL releases them and some turn out malformed, nothing else is lost: `decode`
+raises a DecodeError naming the first malformed held record (its own topic/partition@offset), with
+the BOOTSTRAP or DDL event and every well-formed released row attached in order as `events`, and the
+further malformed ones as `also`; the caller applies `events` as if returned (decode_stage.py).
 
 Large messages (decoder.go assembleDMLEvent) are resolved once the DML's schema is known: a
 `claimCheckLocation` names the full message in claim-check storage (a ClaimCheckMessage whose value is
@@ -114,8 +118,8 @@ class SimpleDecoder:
             t = message.table
             self._remember(t)
             first: DecodedEvent = DecodedBootstrap(t.schema, t.table, t.version, t.column_names)
-            return [first] + self._release()
-        return [self._ddl(message)] + self._release()
+            return self._released(first)
+        return self._released(self._ddl(message))
 
     def _dml(self, record: KafkaRecord, message: DMLMessage) -> list[DecodedEvent]:
         table = self._tables.get(message.schema_key)
@@ -161,26 +165,37 @@ class SimpleDecoder:
         self._held = held
         self._held_bytes = sum(len(record.value or b"") for record, _ in held)
 
-    def _release(self) -> list[DecodedEvent]:
-        """Rows that were waiting and whose schema is now known, in arrival order."""
+    def _released(self, first: DecodedEvent) -> list[DecodedEvent]:
+        """`first` (the BOOTSTRAP or DDL) and the rows it releases; see `_release` for bad ones."""
+        events: list[DecodedEvent] = [first]
+        errors = self._release(events)
+        if errors:
+            head, *rest = errors
+            raise DecodeError(head.topic, head.partition, head.offset, head.reason, events=events,
+                              also=rest) from None
+        return events
+
+    def _release(self, events: list[DecodedEvent]) -> list[DecodeError]:
+        """Appends to `events` the rows that were waiting and whose schema is now known, in arrival
+        order; returns the errors of those that are malformed, each naming its own record.
+
+        Every released message leaves the queue, the malformed ones too (so one bad row does not
+        fail every later delivery); the rows of other schemas keep waiting."""
+        errors: list[DecodeError] = []
         if not self._held:
-            return []
-        released: list[DecodedEvent] = []
+            return errors
         still: list[tuple[KafkaRecord, DMLMessage]] = []
-        for i, (record, message) in enumerate(self._held):
+        for record, message in self._held:
             table = self._tables.get(message.schema_key)
             if table is None:
                 still.append((record, message))
                 continue
             try:
-                released.append(self._row(message, table))
+                events.append(self._row(message, table))
             except Malformed as e:
-                # The bad message leaves the queue so it does not fail every later delivery; the others
-                # keep waiting and are released by the next BOOTSTRAP or DDL.
-                self._keep_held(self._held[:i] + self._held[i + 1:])
-                raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
+                errors.append(DecodeError(record.topic, record.partition, record.offset, e.reason))
         self._keep_held(still)
-        return released
+        return errors
 
     def _row(self, message: DMLMessage, reader: RowReader) -> DecodedRow:
         if message.claim_check_location:
