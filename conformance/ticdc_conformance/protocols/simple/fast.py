@@ -112,10 +112,24 @@ class FastDML:
 
     def _rebuild_union(self) -> None:
         """The union of the latest plan of each table name (a union tells its members apart by
-        their tag alone); a row of another version or database takes the two-step read."""
+        their tag alone); a row of another version or database takes the two-step read.
+
+        msgspec requires the tag (`table`) only of a union of two or more: a lone tagged Struct
+        reads a message without it. So the union always holds `_NoTable` too, and a DML that lost
+        its `table` fails here and in the two-step read, and the reference path refuses it."""
         members: dict[str, RowPlan] = {p.table: p for p in self._plans.values() if p.message is not None}
-        self._union = msgspec.json.Decoder(Union[tuple(p.message for p in members.values())]) if members else None
+        self._union = (msgspec.json.Decoder(Union[(_NoTable, *(p.message for p in members.values()))])
+                       if members else None)
         self.one_step = self._union.decode if self._union is not None and self._codec == "none" else None
+
+
+def _no_table_event(msg: Any) -> None:
+    raise Malformed("no table of this name")  # declined: the reference path reads or refuses it
+
+
+# A union member tagged with the empty name, which no TiDB table has (see _rebuild_union).
+_NoTable = msgspec.defstruct("SimpleDMLOfNoTable", [], tag_field="table", tag="", gc=False,
+                             namespace={"event": _no_table_event})
 
 
 def _rows(plan: RowPlan, raws: tuple[Optional[msgspec.Raw], ...]) -> tuple:
