@@ -26,7 +26,7 @@ import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import orjson
 
@@ -41,6 +41,7 @@ from ..protocols.common import is_json_int as _is_int
 from .differential import compare_table, project_truth_row
 from .finding import Finding
 from .selection import consumer_table, selectors, unjudged_columns
+from .value_forms import StateForms
 
 Name = tuple[str, str]
 MAX_FINDINGS_PER_RULE = 20
@@ -241,13 +242,23 @@ class _States:
                     raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})",
                                               _qualified(name)) from None
 
-    def advance(self, ts: int) -> None:
+    def advance(self, ts: int, normalise: Optional[Callable[[Name, dict], dict]] = None) -> None:
+        """Lines ending at `ts` leave, lines starting there arrive. An arriving line's image is put in
+        the compared form (`normalise`, checks/value_forms.py: upstream's schema and rows at `ts`)
+        and stored so, so that its removal at its `to` checkpoint takes away the same image."""
         self.dirty = set()
         for column, delta in (("upto", -1), ("frm", +1)):
-            for schema, table, image in self.db.execute(
-                    f"SELECT tbl_schema, tbl, image FROM lines WHERE {column} = ?", (ts,)):
+            restated = []
+            for line, schema, table, image in self.db.execute(
+                    f"SELECT rowid, tbl_schema, tbl, image FROM lines WHERE {column} = ?", (ts,)):
+                if delta > 0 and normalise is not None:
+                    compared = comparable(normalise((schema, table), orjson.loads(image)), frozenset())
+                    if compared != image:
+                        restated.append((compared, line))
+                        image = compared
                 _bump(self.counts[(schema, table)], image, delta)
                 self.dirty.add(((schema, table), image))
+            self.db.executemany("UPDATE lines SET image = ? WHERE rowid = ?", restated)
 
     def stray(self, checkpoints: list[int]) -> list[tuple]:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
@@ -337,6 +348,7 @@ class CheckpointCheck:
         options = manifest.get("sink", {})
         self.hidden = unjudged_by_table(self.truth_dir, options)
         self.truth = _Truth(manifest["protocol"], options, self.hidden)
+        self.forms = StateForms(self.truth, manifest["protocol"], options)
         self.findings = _Findings()
         self.history = _history(manifest, self.truth_dir)
         self.pending: Optional[DDL | Transaction] = None
@@ -447,7 +459,7 @@ class CheckpointCheck:
                 self._match_ddl(event, ddls, w)
         self._leftovers(w, prev, txns, ddls)
         if states is not None:
-            states.advance(w)
+            states.advance(w, self.forms.state_row)
             self._compare(w, states)
         self.checkpoints.append(w)
         return True
@@ -529,7 +541,9 @@ class CheckpointCheck:
         """An applied row's table and its key upstream (empty for a table upstream does not hold)."""
         name = (r["schema"], r["table"])
         image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
-        return name, self.truth.key_of(name, image or {}) if name in self.truth.schemas else b""
+        if name not in self.truth.schemas:
+            return name, b""
+        return name, self.truth.key_of(name, self.forms.key_row(name, image or {}))  # a key 1.0 is the key 1
 
     def _compare(self, w: int, states: _States) -> None:
         by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))

@@ -23,6 +23,7 @@ from ..protocols import protocol_package
 from ..protocols.common import Malformed, json_object
 from .finding import Finding, row_diff
 from .selection import consumer_table, selectors, unjudged_columns
+from .value_forms import normalise_rows
 
 MAX_FINDINGS_PER_TABLE = 20
 
@@ -152,7 +153,8 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
         expected_path = truth_final / final_file_name(t.schema, t.table)
         if not expected_path.exists():
             continue  # dropped upstream
-        expected = [project_truth_row(t, r, protocol, options) for r in read_rows(expected_path)]
+        upstream = read_rows(expected_path)
+        expected = [project_truth_row(t, r, protocol, options) for r in upstream]
         actual_path = Path(consumer_out) / "final" / final_file_name(t.schema, t.table)
         # Virtual generated and unselected columns never reach a consumer; what it writes there is not judged.
         hidden = unjudged_columns(tables[qname], chosen)
@@ -161,6 +163,8 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
         except UnreadableRows as e:  # judged unreadable as a whole: a partial table would list every row as missing
             verdicts.append(TableVerdict(qname, len(expected), 0, [Finding("CONSUMER-OUTPUT-1", qname, None, str(e))]))
             continue
+        # Every faithful spelling of a value in the compared form, checked against upstream's row (value_forms.py).
+        actual = normalise_rows(t, actual, upstream, expected, protocol, options)
         findings = compare_table(t, expected, actual)
         if not actual_path.exists() and expected:
             findings.insert(0, Finding("CONSUMER-STATE-1", qname, None, f"the consumer wrote no {actual_path.name}"))

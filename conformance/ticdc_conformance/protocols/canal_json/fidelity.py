@@ -11,7 +11,7 @@ field"); see `describe_event_fidelity`.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from ticdc_generators.types import TiDBType
 
@@ -63,6 +63,26 @@ def describe_fidelity(t: TiDBType, options: Mapping[str, Any] | None) -> tuple[s
     if t.base == "json":
         return ("exact", "spec 003 sqlType VARCHAR(12): TiDB's JSON text")
     return ("exact", "spec 003 sqlType CHAR/VARCHAR/CLOB: the text itself")
+
+
+def carried_number(t: TiDBType, options: Mapping[str, Any] | None) -> Optional[str]:
+    """The JSON number the decoder makes of the printed value: integers, YEAR, BIT and (without
+    content-compatible) the ENUM index / SET bitmask as integers, FLOAT/DOUBLE as float64."""
+    if t.is_integer or t.base in ("year", "bit"):
+        return "integer"
+    if t.base in ("enum", "set") and not parse_options(options).content_compatible:
+        return "integer"
+    if t.base in ("float", "double"):
+        return "float"
+    return None
+
+
+def accepted_forms(t: TiDBType, options: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """The upstream-value forms a consumer may write beside the carried one (checks/value_forms.py)."""
+    if t.base in ("enum", "set") and not parse_options(options).content_compatible:
+        return (("members", "spec 003 carries the index/bitmask without content-compatible; the member "
+                            "names are in the column's DDL (a DDL event's sql) and in a declared table schema"),)
+    return ()
 
 
 def describe_event_fidelity(options: Mapping[str, Any] | None) -> dict[str, tuple[str, str]]:

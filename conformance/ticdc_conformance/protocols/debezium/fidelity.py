@@ -17,7 +17,7 @@ from ticdc_generators.types import TiDBType
 from ..common import Malformed
 from .options import parse_options
 from .values import decode_value
-from .wire import spec_or_none, wire_value
+from .wire import go_json_float, spec_or_none, wire_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
 _BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
@@ -105,6 +105,55 @@ def describe_fidelity(t: TiDBType, options: Optional[dict] = None) -> tuple[str,
         return ("lossy", "TIME travels as io.debezium.time.MicroTime; the fsp is not carried, so 6 fraction "
                          "digits are printed")
     raise ValueError(f"no Debezium mapping for {t.base}")
+
+
+def carried_number(t: TiDBType, options: Optional[dict] = None) -> Optional[str]:
+    """The JSON number a consumer reads for `t` (spec 000, Data type mapping): integers, YEAR,
+    BIT(1) (a boolean read as 0/1) and, with the schema, BIT(n) as integers; FLOAT, DOUBLE and
+    DECIMAL as float64; without the schema also the raw epoch days / ms / us of DATE, DATETIME, TIME."""
+    schema = not parse_options(options).disable_schema
+    if t.is_integer or t.base == "year" or (t.base == "bit" and (schema or t.effective_flen == 1)):
+        return "integer"
+    if t.base in ("float", "double", "decimal"):
+        return "float"
+    if not schema and t.base in ("date", "datetime", "time"):
+        return "integer"
+    return None
+
+
+def number_form(t: TiDBType, x: float, options: Optional[dict] = None) -> Any:
+    """A float64 as the projection holds it: without the schema the JSON number as Go printed it
+    (an integral value as an integer), with it the double."""
+    return go_json_float(x, 64) if parse_options(options).disable_schema else x
+
+
+def accepted_forms(t: TiDBType, options: Optional[dict] = None) -> tuple[tuple[str, str], ...]:
+    """The upstream-value forms a consumer may write beside the carried one (checks/value_forms.py)."""
+    opts = parse_options(options)
+    schema = not opts.disable_schema
+    base = t.base
+    if base == "bigint" and t.unsigned and not (schema and opts.tidb_extension):
+        return (("integer", "the unsigned value: the column's DDL (or a declared schema) says UNSIGNED, "
+                            "which undoes TiCDC's int64(v)"),)
+    if base == "bit":
+        if t.effective_flen == 1:
+            return (("boolean", "TiCDC writes BIT(1) as a JSON boolean (codec.go); 0/1 is the same bit"),)
+        if not schema:
+            return (("integer", "the BIT value the base64 little-endian bytes hold, read with the "
+                                "column's width from its DDL"),)
+        return ()
+    if base == "decimal":
+        return (("decimal", "spec 000 carries DECIMAL as float64; the exact decimal upstream holds "
+                            "(any trailing zeros) is what a consumer declaring DECIMAL(p,s) keeps"),)
+    if base in ("date", "datetime", "timestamp", "time") and not schema:
+        return (("fsp-digits", "without the schema the raw Debezium value (epoch days, epoch ms/us, "
+                               "microseconds, a UTC ISO ZonedTimestamp) converted with the column's declared "
+                               "type: a DATE, DATETIME or TIME text, a TIMESTAMP printed in the upstream "
+                               "time zone"),)
+    if base in ("datetime", "time"):
+        return (("fsp-digits", "the fsp is not carried, so 3 or 6 digits are printed; the column's "
+                               "declared fsp digits (its DDL) are the same value"),)
+    return ()
 
 
 # The catalogue rule that says how a row event travels, and which says how a type's value does

@@ -5,7 +5,7 @@ what OpenProtocolDecoder outputs for it; `describe_fidelity` says why per TiDB t
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from ticdc_generators.types import TiDBType
 
@@ -47,6 +47,25 @@ def project_value(t: TiDBType, value: Any, options: Mapping[str, Any]) -> Any:
     if t.base == "set":
         return set_bitmask(t, value)
     return value
+
+
+def carried_number(t: TiDBType, options: Mapping[str, Any]) -> Optional[str]:
+    """The JSON number a consumer reads for `t`: the integer types, YEAR, BIT and ENUM/SET (index,
+    bitmask) as integers, FLOAT/DOUBLE as float64 (spec 002, Column type code)."""
+    if t.is_integer or t.base in ("year", "bit", "enum", "set"):
+        return "integer"
+    if t.base in ("float", "double"):
+        return "float"
+    return None
+
+
+def accepted_forms(t: TiDBType, options: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The upstream-value forms a consumer may write beside the carried one (checks/value_forms.py)."""
+    if t.base in ("enum", "set"):
+        return (("members", f"spec 002 type code {247 if t.base == 'enum' else 248} carries the "
+                            f"{'index' if t.base == 'enum' else 'bitmask'}; the member names are in the "
+                            "column's DDL (a DDL event's query) and in a declared table schema"),)
+    return ()
 
 
 def _family(t: TiDBType) -> str:

@@ -8,7 +8,7 @@ the upstream time zone.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from ticdc_generators.types import TiDBType
 
@@ -53,6 +53,22 @@ def project_value(t: TiDBType, value: Any, options: dict) -> Any:
     if t.base == "float":
         return float32_shortest(float(value))
     return value
+
+
+def carried_number(t: TiDBType, options: dict) -> Optional[str]:
+    """The JSON number a consumer reads for `t` (spec 004 mysqlType table): integers, YEAR and BIT
+    as integers, FLOAT/DOUBLE as float64; ENUM/SET are read back as their names."""
+    if t.is_integer or t.base in ("year", "bit"):
+        return "integer"
+    if t.base in ("float", "double"):
+        return "float"
+    return None
+
+
+def accepted_forms(t: TiDBType, options: dict) -> tuple[tuple[str, str], ...]:
+    """Simple carries every value but FLOAT at full precision, and FLOAT's float64 is the only
+    faithful one: beside the carried form only the common forms (checks/value_forms.py) apply."""
+    return ()
 
 
 def describe_fidelity(t: TiDBType, options: dict) -> tuple[str, str]:

@@ -1,0 +1,373 @@
+"""A consumer's value in the form the comparison uses, whichever faithful representation it wrote.
+
+The checks compare a consumer's rows with the ground truth projected onto the protocol's fidelity
+(`protocols/<p>/fidelity.py` project_value / project_column). A consumer may spell a value
+differently and still be right, so before the comparison each of its values is mapped onto the
+projected form when it is an accepted representation, and left as it is otherwise (so a wrong
+value still differs):
+- the carried number by value: an integral double for an integer (5.0 = 5), any digits a JSON
+  writer chose for a DOUBLE or FLOAT (Go's encoding/json writes 2^63 as 9223372036854776000 and
+  1e21 as 1e+21), read as the float64 the protocol carries and put in the projection's form;
+- where the projection loses information, the exact upstream value the consumer could know from
+  the message, the DDL/schema messages in the stream or the table schema a user declares, spelled
+  as one of the forms the protocol accepts (`accepted_forms` of its fidelity.py; the temporal digits
+  and the decimal value are accepted by every protocol): such a value is read as the upstream value
+  and projected like the truth is.
+When the upstream value under the row's key is known (`upstream`), an upstream-value form is
+accepted only when it equals it: a projection that loses information maps more than one value onto
+one form, and only the value upstream holds is faithful (a DECIMAL off in its 30th digit projects to
+the same float64). Where the suite knows no upstream row under that key (an extra row, a table
+without a key), the form is read through the projection alone.
+
+Rejected on purpose: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries
+0.1), a TIMESTAMP printed in another zone, digits beyond the carried precision, an ENUM name that
+is not the member upstream holds, a fractional number for an integer, a number for a text.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from dataclasses import dataclass
+from decimal import Context, Decimal, InvalidOperation
+from types import ModuleType
+from typing import Any, Callable, Iterable, Optional
+
+from ticdc_generators.canonical import key_order_token, row_to_json, value_from_json
+from ticdc_generators.model import Column, TableSchema
+from ticdc_generators.types import TiDBType
+
+from ..protocols import protocol_package
+from ..protocols.common import is_json_int
+
+NOT = object()  # not a spelling of the form asked for
+UNKNOWN = object()  # no upstream value under the row's key is known
+_EXACT_INTEGERS = 2**53  # beyond it a double stands for more than one integer
+
+# --- numbers ----------------------------------------------------------------------------------
+
+
+def as_integer(value: Any) -> Any:
+    """A JSON integer, or a double with an integral value that names one integer only; else NOT."""
+    if is_json_int(value):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_INTEGERS:
+        return int(value)
+    return NOT
+
+
+def as_float(value: Any) -> Any:
+    """The float64 a JSON number stands for, whatever its spelling; else NOT."""
+    if is_json_int(value) or isinstance(value, float):
+        try:
+            return float(value)
+        except OverflowError:
+            return NOT
+    return NOT
+
+
+# --- the upstream-value forms -----------------------------------------------------------------
+
+
+def _integer(t: TiDBType, value: Any) -> Any:
+    """An integer upstream can hold in the column (an unsigned BIGINT above 2^63-1 included)."""
+    n = as_integer(value)
+    if n is NOT:
+        return NOT
+    if t.is_integer:
+        lo, hi = t.int_range
+    elif t.base == "bit":
+        lo, hi = 0, 2**t.effective_flen - 1
+    elif t.base == "year":
+        lo, hi = 0, 2155
+    else:
+        return NOT
+    return n if lo <= n <= hi else NOT
+
+
+def _boolean(t: TiDBType, value: Any) -> Any:
+    """BIT(1) as the JSON boolean a protocol writes for it."""
+    if isinstance(value, bool) and t.base == "bit" and t.effective_flen == 1:
+        return int(value)
+    return NOT
+
+
+_DECIMAL_TEXT = re.compile(r"-?\d+(?:\.\d+)?", re.ASCII)
+_WIDE = Context(prec=200)  # DECIMAL(65, 30) needs 65 digits; the default context keeps 28
+
+
+def _decimal(t: TiDBType, value: Any) -> Any:
+    """TiDB's print of a DECIMAL(p, s) (s fraction digits) equal in value to a decimal string or
+    number; NOT when it has nonzero digits beyond the scale."""
+    if isinstance(value, str):
+        if not _DECIMAL_TEXT.fullmatch(value):
+            return NOT
+        d = Decimal(value)
+    elif is_json_int(value):
+        d = Decimal(value)
+    elif isinstance(value, float) and math.isfinite(value):
+        d = Decimal(repr(value))  # the digits the writer printed, not the binary expansion
+    else:
+        return NOT
+    try:
+        printed = d.quantize(Decimal(1).scaleb(-t.scale), context=_WIDE)
+    except InvalidOperation:
+        return NOT
+    if printed != d:
+        return NOT
+    return format(abs(printed) if printed == 0 else printed, "f")
+
+
+_FRACTION = r"(?:\.(\d+))?"
+_TEMPORAL_TEXT = {
+    "date": re.compile(r"(\d{4}-\d{2}-\d{2})()", re.ASCII),
+    "datetime": re.compile(r"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})" + _FRACTION, re.ASCII),
+    "timestamp": re.compile(r"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})" + _FRACTION, re.ASCII),
+    "time": re.compile(r"(-?\d{2,3}:\d{2}:\d{2})" + _FRACTION, re.ASCII),
+}
+
+
+def _temporal(t: TiDBType, value: Any) -> Any:
+    """TiDB's print with exactly the column's fsp digits, from a print with any number of fraction
+    digits whose digits beyond the fsp are zero (the protocol's 3 or 6, none for a zero fraction)."""
+    pattern = _TEMPORAL_TEXT.get(t.base)
+    if pattern is None or not isinstance(value, str):
+        return NOT
+    m = pattern.fullmatch(value)
+    if m is None:
+        return NOT
+    whole, fraction = m.group(1), m.group(2) or ""
+    if fraction[t.fsp:].strip("0"):
+        return NOT
+    return whole + ("." + fraction[:t.fsp].ljust(t.fsp, "0") if t.fsp else "")
+
+
+def _members(t: TiDBType, value: Any) -> Any:
+    """ENUM/SET member names (a SET's in any order, printed in member order as TiDB does)."""
+    if not isinstance(value, str):
+        return NOT
+    if t.base == "enum":
+        return value if value in t.elements or value == "" else NOT
+    if t.base != "set":
+        return NOT
+    names = value.split(",") if value else []
+    if len(set(names)) != len(names) or any(n not in t.elements for n in names):
+        return NOT
+    return ",".join(sorted(names, key=t.elements.index))
+
+
+@dataclass(frozen=True)
+class Form:
+    read: Callable[[TiDBType, Any], Any]  # a consumer's value -> the upstream canonical value, or NOT
+    what: str  # how the consumer writes it, for docs/fidelity.md
+
+
+FORMS: dict[str, Form] = {
+    "integer": Form(_integer, "the column's integer upstream holds (an integral double included)"),
+    "boolean": Form(_boolean, "BIT(1) as a JSON boolean"),
+    "decimal": Form(_decimal, "a decimal string or number equal in value, any trailing zeros"),
+    "fsp-digits": Form(_temporal, "TiDB's print with the column's fsp digits, or with zero digits added "
+                                  "or dropped beyond them"),
+    "members": Form(_members, "the member names (a SET's in any order)"),
+}
+# Every protocol accepts these: a zero fraction digit and a decimal's trailing zeros say nothing
+# about the value, and the column's fsp and scale are in every DDL.
+_COMMON = {
+    "fsp-digits": "the column's fsp is in its DDL; zero fraction digits beyond it, or a zero fraction "
+                  "left out, do not change the value",
+    "decimal": "the column's scale is in its DDL; trailing zeros do not change a decimal's value",
+}
+
+
+def _common_forms(t: TiDBType) -> dict[str, str]:
+    if t.base in _TEMPORAL_TEXT:
+        return {"fsp-digits": _COMMON["fsp-digits"]}
+    if t.base == "decimal":
+        return {"decimal": _COMMON["decimal"]}
+    return {}
+
+
+def fidelity_module(protocol: str) -> ModuleType:
+    return importlib.import_module(protocol_package(protocol).__name__ + ".fidelity")
+
+
+def accepted_forms(t: TiDBType, protocol: str, options: dict) -> dict[str, str]:
+    """Form id -> why, for the upstream-value forms a consumer of this protocol may write for `t`
+    (the protocol's own reasons replace the common ones for the same form)."""
+    return {**_common_forms(t), **dict(fidelity_module(protocol).accepted_forms(t, options))}
+
+
+def carried_number(t: TiDBType, protocol: str, options: dict) -> Optional[str]:
+    """"integer" or "float" when the protocol carries `t` as a JSON number, else None."""
+    return fidelity_module(protocol).carried_number(t, options)
+
+
+# --- one column -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnForms:
+    """What one column accepts, resolved once per schema version."""
+
+    column: Column
+    number: Optional[str]
+    number_form: Callable[[float], Any]
+    forms: tuple[Form, ...]
+    project: Callable[[Any], Any]
+
+    @property
+    def trivial(self) -> bool:
+        return self.number is None and not self.forms
+
+    def normalise(self, value: Any, upstream: Any = UNKNOWN) -> Any:
+        if value is None:
+            return None
+        t = self.column.type
+        carried = value
+        if self.number == "integer":
+            n = as_integer(value)
+            carried = value if n is NOT else n
+        elif self.number == "float":
+            x = as_float(value)
+            carried = value if x is NOT else self.number_form(x)
+        for form in self.forms:
+            exact = form.read(t, value)
+            if exact is NOT or (upstream is not UNKNOWN and not _same(t, exact, upstream)):
+                continue
+            try:
+                return self.project(exact)
+            except (ValueError, ArithmeticError):  # not a value TiDB can hold in the column
+                continue
+        return carried
+
+
+def _same(t: TiDBType, exact: Any, upstream: Any) -> bool:
+    if t.base == "decimal" and isinstance(upstream, str) and _DECIMAL_TEXT.fullmatch(upstream):
+        return Decimal(exact) == Decimal(upstream)
+    return exact == upstream and type(exact) is type(upstream)
+
+
+def column_forms(column: Column, protocol: str, options: dict) -> ColumnForms:
+    pkg, fidelity = protocol_package(protocol), fidelity_module(protocol)
+    t = column.type
+    by_column = getattr(pkg, "project_column", None)
+    if by_column is not None:
+        def project(v: Any) -> Any:
+            return by_column(column, v, options)
+    else:
+        def project(v: Any) -> Any:
+            return pkg.project_value(t, v, options)
+    shape = getattr(fidelity, "number_form", None)
+    number_form = (lambda x: shape(t, x, options)) if shape is not None else float
+    forms = tuple(FORMS[f] for f in accepted_forms(t, protocol, options))
+    return ColumnForms(column, carried_number(t, protocol, options), number_form, forms, project)
+
+
+# --- rows -------------------------------------------------------------------------------------
+
+
+class RowForms:
+    """A table's columns (one schema version, as the consumer knows it) and what each accepts."""
+
+    def __init__(self, table: TableSchema, protocol: str, options: dict) -> None:
+        self.table = table
+        self.handle = tuple(table.handle_key)
+        forms = (column_forms(c, protocol, options) for c in table.columns if not c.is_virtual)
+        self.columns = {f.column.name: f for f in forms if not f.trivial}
+
+    def row(self, row: dict, upstream: Optional[dict] = None) -> dict:
+        """`row` with every value of a known column in the compared form; `upstream` is the truth
+        row (canonical JSON, unprojected) under the same key, where known."""
+        if not self.columns:
+            return row
+        out = dict(row)
+        for name, forms in self.columns.items():
+            if name in out:
+                known = upstream.get(name, UNKNOWN) if upstream is not None else UNKNOWN
+                out[name] = forms.normalise(out[name], known)
+        return out
+
+    def key_row(self, row: dict) -> dict:
+        """`row` with its handle-key values in the compared form (all values in a table without a
+        key, whose rows are told apart by their whole image)."""
+        if not self.handle:
+            return self.row(row)
+        out = dict(row)
+        for name in self.handle:
+            if name in out and name in self.columns:
+                out[name] = self.columns[name].normalise(out[name])
+        return out
+
+    def key_token(self, row: dict) -> Optional[str]:
+        if not self.handle or any(c not in row for c in self.handle):
+            return None
+        return key_order_token([row[c] for c in self.handle])
+
+
+def normalise_rows(table: TableSchema, actual: Iterable[dict], truth_rows: list[dict], projected: list[dict],
+                   protocol: str, options: dict) -> list[dict]:
+    """A consumer's final rows in the compared form, each checked against the truth row
+    (`truth_rows`, unprojected, and `projected`, the same rows projected) under its key."""
+    forms = RowForms(table, protocol, options)
+    if not forms.columns:
+        return list(actual)
+    upstream: dict[str, dict] = {}
+    for raw, proj in zip(truth_rows, projected):
+        token = forms.key_token(proj)
+        if token is not None:
+            upstream[token] = raw
+    out = []
+    for r in actual:
+        token = forms.key_token(forms.key_row(r))
+        out.append(forms.row(r, upstream.get(token) if token is not None else None))
+    return out
+
+
+class StateForms:
+    """The checkpoint check's normalisation: a consumer's row in the compared form under the
+    upstream schema at the current checkpoint, checked against upstream's row under its key.
+
+    `truth` is the checkpoint check's upstream interpreter (checks/checkpoints.py `_Truth`): its
+    `schemas`, `view(name)` (the table as the consumer knows it) and `proj` (per table, the
+    interpreter's key -> (row, projected row, image)). Upstream's row is found when every handle-key
+    column is carried exactly, so its upstream value is the value the consumer wrote; otherwise the
+    row is normalised through the projection alone."""
+
+    def __init__(self, truth: Any, protocol: str, options: dict) -> None:
+        self.truth, self.protocol, self.options = truth, protocol, options
+        self._fidelity = fidelity_module(protocol)
+        self._cache: dict[tuple[str, str], tuple[TableSchema, RowForms, bool]] = {}
+
+    def _forms(self, name: tuple[str, str]) -> Optional[tuple[RowForms, bool]]:
+        schema = self.truth.schemas.get(name)
+        if schema is None:
+            return None
+        hit = self._cache.get(name)
+        if hit is None or hit[0] is not schema:
+            forms = RowForms(self.truth.view(name), self.protocol, self.options)
+            exact_key = bool(forms.handle) and all(
+                self._fidelity.describe_fidelity(forms.table.column(c).type, self.options)[0] == "exact"
+                for c in forms.handle)
+            hit = self._cache[name] = (schema, forms, exact_key)
+        return hit[1], hit[2]
+
+    def state_row(self, name: tuple[str, str], row: dict) -> dict:
+        found = self._forms(name)
+        if found is None or not found[0].columns:
+            return row
+        forms, exact_key = found
+        keyed = forms.key_row(row)
+        upstream = None
+        if exact_key and all(c in keyed for c in forms.handle):
+            try:
+                key = tuple(value_from_json(forms.table.column(c).type, keyed[c]) for c in forms.handle)
+                entry = self.truth.proj.get(name, {}).get(key)
+            except (TypeError, ValueError):  # a key value of the wrong JSON type: no upstream row has it
+                entry = None
+            if entry is not None:
+                upstream = row_to_json(self.truth.schemas[name], entry[0])
+        return forms.row(row, upstream)
+
+    def key_row(self, name: tuple[str, str], row: dict) -> dict:
+        found = self._forms(name)
+        return row if found is None else found[0].key_row(row)
