@@ -1,0 +1,194 @@
+"""Consumers written from the documents alone (tests/consumers/), each run through `run` as any
+consumer under test is: the verdict must never pass a broken one nor fail a correct one.
+
+Exit codes and verdict words are `run`'s (docs/consumer-protocol.md): 0 conformant, 1 findings,
+3 consumer error, 4 final state only.
+"""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ticdc_generators.pipeline import encoding_names
+
+from ..conftest import CLI, ROOT
+
+CONSUMERS = ROOT / "tests" / "consumers"
+GOJSON = CONSUMERS / "go" / "gojson"
+
+
+def consumer(name: str, *options: str) -> str:
+    return " ".join([sys.executable, str(CONSUMERS / f"{name}.py"), *options])
+
+
+def no_extension(protocol: str) -> list[str]:
+    return ["--protocol", protocol,
+            "--sink-uri", f"kafka://127.0.0.1:9092/t?protocol={protocol}&enable-tidb-extension=false"]
+
+
+class Run:
+    def __init__(self, proc: subprocess.CompletedProcess, work: Path, report: Path) -> None:
+        self.code = proc.returncode
+        self.output = proc.stdout + proc.stderr
+        self.work = work
+        summaries = sorted(report.glob("*.summary.json"))
+        self.results = [r for s in summaries for r in json.loads(s.read_text())["results"]]
+
+    def findings(self) -> list[dict]:
+        """Every finding of every encoding, wherever the summary lists it (final state, checkpoints)."""
+        found: list[dict] = []
+
+        def walk(node) -> None:
+            if isinstance(node, dict):
+                if isinstance(node.get("rule"), str) and "message" in node:
+                    found.append(node)
+                for key, value in node.items():
+                    if key != "undecidable":
+                        walk(value)
+            elif isinstance(node, list):
+                for item in node:
+                    walk(item)
+        walk(self.results)
+        return found
+
+    def rules(self) -> set[str]:
+        return {f["rule"] for f in self.findings()}
+
+    def final_rows(self, table: str) -> list[dict]:
+        """The rows the consumer wrote for `table` (a `<schema>.<table>` name) in this run."""
+        paths = sorted(self.work.rglob(f"final/{table}.ndjson"))
+        assert paths, f"the consumer wrote no final/{table}.ndjson under {self.work}"
+        return [json.loads(line) for line in paths[0].read_text().split("\n") if line.strip()]
+
+    def __repr__(self) -> str:
+        return f"exit {self.code}\n{self.output[-6000:]}"
+
+
+def run(tmp_path: Path, *args: str, work: Path | None = None) -> Run:
+    work = work or tmp_path / "work"
+    report = tmp_path / f"report{len(list(tmp_path.glob('report*')))}"
+    proc = subprocess.run(CLI + ["run", *args, "--work", str(work), "--report", str(report)],
+                          capture_output=True, text=True, cwd=ROOT)
+    return Run(proc, work, report)
+
+
+def assert_conformant(result: Run) -> None:
+    assert result.code == 0, result
+    assert "NOT conformant" not in result.output and "consumer error" not in result.output, result
+    assert result.findings() == [], result
+
+
+def test_stale_output_of_an_earlier_run_is_never_read(tmp_path):
+    work = tmp_path / "work"
+    first = run(tmp_path, "--scenario", "smoke", "--protocol", "canal-json", "--consumer", "local", work=work)
+    assert_conformant(first)
+    stale = run(tmp_path, "--scenario", "smoke", "--protocol", "canal-json", "--consumer", "true", work=work)
+    assert stale.code == 3, stale
+    assert "consumer error" in stale.output and "conformant |" not in stale.output, stale
+
+
+@pytest.mark.rules("CONSUMER-TABLE-1")
+def test_a_table_upstream_never_created_is_a_finding(tmp_path):
+    result = run(tmp_path, "--scenario", "smoke", "--protocol", "canal-json", "--consumer", consumer("extra_table"))
+    assert result.code == 1, result
+    ghosts = [f for f in result.findings() if f["rule"] == "CONSUMER-TABLE-1"]
+    assert ghosts and all(f["table"] == "smoke.ghost" for f in ghosts), result
+    assert "never created" in ghosts[0]["message"], ghosts[0]
+
+
+@pytest.mark.rules("CONSUMER-TABLE-1")
+def test_a_table_renamed_away_that_the_consumer_kept_is_a_finding(tmp_path):
+    result = run(tmp_path, "--scenario", "multi-table", "--protocol", "canal-json",
+                 "--consumer", consumer("ignores_rename"))
+    assert result.code == 1, result
+    kept = {f["table"]: f["message"] for f in result.findings() if f["rule"] == "CONSUMER-TABLE-1"}
+    assert {"sales.t0", "stock.t0"} <= set(kept), result
+    assert re.search(r"renamed to \W?sales\W*orders\W?.* at .*\d{15}", kept["sales.t0"]), kept["sales.t0"]
+    assert re.search(r"renamed to \W?stock\W*items\W?.* at .*\d{15}", kept["stock.t0"]), kept["stock.t0"]
+    assert len(result.final_rows("sales.t0")) > 0
+
+
+@pytest.mark.parametrize("variant", [(), ("--applied-log",)], ids=["final-only", "applied-log-without-checkpoints"])
+def test_a_consumer_ignoring_watermarks_is_final_state_only(tmp_path, variant):
+    args = ["--scenario", "smoke", "--protocol", "canal-json", "--consumer", consumer("ignores_watermarks", *variant)]
+    strict = run(tmp_path, *args)
+    assert strict.code == 4, strict
+    assert "final state only" in strict.output and "NOT conformant" not in strict.output, strict
+    assert strict.findings() == [], strict
+    accepted = run(tmp_path, *args, "--final-state-only", work=tmp_path / "work2")
+    assert accepted.code == 0, accepted
+    assert "conformant (final state only)" in accepted.output, accepted
+
+
+def test_enum_and_set_names_resolved_from_the_ddl_are_accepted(tmp_path):
+    result = run(tmp_path, "--scenario", "types", "--protocol", "canal-json", "--consumer", consumer("enum_names"))
+    assert_conformant(result)
+    rows = [r for r in result.final_rows("types.t3") if r["c85_enum"] is not None]
+    assert rows and all(r["c85_enum"] in ("a", "b", "c") for r in rows)
+
+
+def test_datetime_and_time_with_the_declared_fsp_are_accepted(tmp_path):
+    result = run(tmp_path, "--scenario", "types", "--protocol", "debezium", "--consumer", consumer("declared_fsp"))
+    assert_conformant(result)
+    printed = [r["c63_datetime"] for r in result.final_rows("types.t2") if r["c63_datetime"]]
+    assert printed and not any("." in v for v in printed)  # DATETIME (fsp 0): no fraction at all
+
+
+@pytest.fixture(scope="module")
+def gojson(tmp_path_factory) -> Path:
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("no Go toolchain (`go`) on PATH to build tests/consumers/go/gojson")
+    binary = tmp_path_factory.mktemp("gojson") / "gojson"
+    subprocess.run([go, "build", "-o", str(binary), "."], cwd=GOJSON, check=True, capture_output=True)
+    return binary
+
+
+def test_the_go_writer_prints_numbers_as_go_does(tmp_path, gojson):
+    sample = tmp_path / "sample.ndjson"
+    sample.write_text('{"d":9.223372036854776e+18,"f":16777215.0,"u":18446744073709551615,"s":"x"}\n')
+    subprocess.run([str(gojson), str(sample)], check=True)
+    assert sample.read_text() == '{"d":9223372036854776000,"f":16777215,"s":"x","u":18446744073709551615}\n'
+
+
+@pytest.mark.parametrize("encoding", encoding_names())
+def test_numbers_printed_by_a_go_json_writer_are_accepted(tmp_path, gojson, encoding):
+    result = run(tmp_path, "--scenario", "types", "--protocol", encoding,
+                 "--consumer", consumer("go_numbers", "--writer", str(gojson)))
+    assert_conformant(result)
+    doubles = [r["c13_double"] for r in result.final_rows("types.t0") if r["c13_double"] is not None]
+    # Go prints an integral float64 below 1e21 without a fraction: it reads back as an int here
+    assert any(isinstance(v, int) for v in doubles), doubles
+    assert not any(isinstance(v, float) and v.is_integer() and abs(v) < 1e21 for v in doubles), doubles
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("protocol", ["canal-json", "debezium"])
+def test_the_reference_consumer_passes_the_no_extension_tie(tmp_path, protocol, seed):
+    # Without commit ts the RENAME on one partition and an UPDATE on another carry the same Kafka
+    # timestamp: no consumer can know their order, so the verdict may not demand it.
+    result = run(tmp_path, "--scenario", "multi-table", "--seed", str(seed), *no_extension(protocol),
+                 "--consumer", "local")
+    assert_conformant(result)
+
+
+@pytest.mark.rules("CONSUMER-STATE-1")
+def test_a_float_widened_to_float64_is_still_caught(tmp_path):
+    result = run(tmp_path, "--scenario", "types", "--protocol", "canal-json", "--consumer", consumer("widens_float"))
+    assert result.code == 1, result
+    assert "CONSUMER-STATE-1" in result.rules(), result
+    widened = [f for f in result.findings() if f["rule"] == "CONSUMER-STATE-1" and f["table"] == "types.t0"]
+    assert widened, result
+
+
+@pytest.mark.rules("CONSUMER-STATE-1")
+def test_a_timestamp_written_in_utc_in_a_shanghai_run_is_still_caught(tmp_path):
+    result = run(tmp_path, "--scenario", "types", "--protocol", "canal-json", "--time-zone", "Asia/Shanghai",
+                 "--consumer", consumer("timestamp_in_utc"))
+    assert result.code == 1, result
+    assert "CONSUMER-STATE-1" in result.rules(), result
+    assert any(f["table"] in ("types.t2", "types.t3") for f in result.findings() if f["rule"] == "CONSUMER-STATE-1")
