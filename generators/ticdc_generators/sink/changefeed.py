@@ -3,10 +3,14 @@
 Every key TiCDC knows is accepted and sorted into one of three kinds:
 - an option the simulator applies (it lands in `SinkConfig` under the same name);
 - an option that does not change what the Kafka sink sends (timeouts, TLS, other sinks, …);
-- an option that changes the output but is not simulated yet: loading fails with a message
-  naming it, unless its value is TiCDC's default, so a run never silently differs from TiCDC.
-A key TiCDC does not know is an error naming it ("unknown keys get a clear message"). The key
-lists follow TiCDC pkg/config (replica_config.go, sink.go, large_message.go).
+- an option that changes the output but is not simulated yet (the sink URI's `output-row-key`):
+  loading fails with a message naming it, unless its value is TiCDC's default, so a run never
+  silently differs from TiCDC.
+A key TiCDC does not know is an error naming it ("unknown keys get a clear message"), and where
+the key is an option of another TOML section, the message names the section it belongs in. A value
+of the wrong type (`enable-tidb-extension = "yes"`, `enable-tidb-extension=yes` in a URI) is an
+error naming the option, the file or URI, and the type expected (option_types.py). The key lists
+follow TiCDC pkg/config (replica_config.go, sink.go, large_message.go).
 """
 from __future__ import annotations
 
@@ -17,9 +21,9 @@ from typing import Any, Optional
 from urllib.parse import parse_qsl, urlparse
 
 from .config import ColumnSelector, DispatchRule, SinkConfig
+from .option_types import OptionTypeError, checked_toml_value, go_bool, parsed_uri_value
 from .table_filter import FilterRuleError, TableFilter
 
-APPLIED = "applied"
 NO_EFFECT = "no effect on Kafka output"
 NOT_SIMULATED = "not simulated"
 
@@ -28,7 +32,7 @@ class ChangefeedConfigError(ValueError):
     pass
 
 
-# key -> SinkConfig field (applied), NO_EFFECT, or (NOT_SIMULATED, TiCDC's default value)
+# key -> SinkConfig field (applied) or NO_EFFECT
 _TOP = {k: NO_EFFECT for k in (
     "memory-quota", "force-replicate", "check-gc-safe-point", "enable-sync-point",
     "bdr-mode", "sync-point-interval", "sync-point-retention", "sql-mode", "changefeed-error-stuck-duration",
@@ -89,6 +93,16 @@ _SELECTOR_KEYS = {"matcher", "columns"}
 _OPEN = {"output-old-value": "output_old_value"}
 _DEBEZIUM = {"output-old-value": "output_old_value", "include-start-ts": "debezium_include_start_ts"}
 _DISPATCH_KEYS = {"matcher", "partition", "dispatcher", "index", "columns", "topic"}
+# Every table of a changefeed TOML whose options are read one by one, by its path: the loader's one
+# table of which option is known where, also used to tell a misplaced option where it belongs.
+_SECTIONS: dict[tuple[str, ...], dict] = {
+    (): _TOP, ("sink",): _SINK, ("sink", "kafka-config"): _KAFKA,
+    ("sink", "kafka-config", "codec-config"): _CODEC, ("sink", "kafka-config", "large-message-handle"): _LARGE,
+    ("sink", "open"): _OPEN, ("sink", "debezium"): _DEBEZIUM, ("integrity",): _INTEGRITY,
+}
+# Keys whose value has a shape of its own (arrays of tables, whole sections), by path.
+_SHAPED = {("sink", "dispatchers"), ("sink", "column-selectors"), ("filter",),
+           *((name,) for name in _SECTIONS_NO_EFFECT)}
 
 
 @dataclass
@@ -99,111 +113,142 @@ class Changefeed:
     without_effect: list[str] = field(default_factory=list)
 
 
-def _walk(table: dict, known: dict, prefix: str, out: dict, without_effect: list, problems: list) -> None:
+def _section_name(path: tuple[str, ...]) -> str:
+    return f"[{'.'.join(path)}]" if path else "the top level"
+
+
+def _belongs(key: str, path: tuple[str, ...]) -> str:
+    """Where else `key` is an option or a section, from the loader's own tables ("" if nowhere)."""
+    places = [_section_name(p) for p, known in sorted(_SECTIONS.items()) if key in known and p != path]
+    places += [f"{_section_name(p[:-1])} (as [{'.'.join(p)}])"
+               for p in sorted({*_SECTIONS, *_SHAPED}) if p[-1:] == (key,) and p[:-1] != path]
+    return "; it belongs in " + " or ".join(places) if places else ""
+
+
+def _walk(path: tuple[str, ...], table: dict, out: dict, without_effect: list, problems: list) -> None:
+    """The options of the table at `path` and of the sections under it."""
+    known = _SECTIONS[path]
+    prefix = "".join(f"{part}." for part in path)
     for key, value in table.items():
-        name = f"{prefix}{key}"
-        kind = known.get(key)
-        if kind is None:
-            problems.append(f"unknown changefeed option {name!r}: TiCDC has no such option")
-        elif kind == NO_EFFECT:
+        name, below = f"{prefix}{key}", (*path, key)
+        if below in _SECTIONS:
+            if isinstance(value, dict):
+                _walk(below, value, out, without_effect, problems)
+            else:
+                problems.append(f"{name!r} must be a table ([{name}]), not {value!r}")
+        elif below in _SHAPED:
+            _shaped(below, value, out, without_effect, problems)
+        elif key not in known:
+            problems.append(f"unknown changefeed option {name!r}: TiCDC has no such option in "
+                            f"{_section_name(path)}{_belongs(key, path)}")
+        elif known[key] == NO_EFFECT:
             without_effect.append(name)
-        elif isinstance(kind, tuple):
-            _, default = kind
-            if value != default:
-                problems.append(f"changefeed option {name!r} = {value!r} changes the Kafka output in a way the "
-                                f"simulator does not implement yet")
         else:
-            out[kind] = value
+            try:
+                out[known[key]] = checked_toml_value(known[key], value)
+            except OptionTypeError as e:
+                problems.append(f"changefeed option {name!r} {e}")
+
+
+def _shaped(path: tuple[str, ...], value: Any, out: dict, without_effect: list, problems: list) -> None:
+    if path == ("sink", "dispatchers"):
+        out["dispatchers"] = _dispatchers(value, problems)
+    elif path == ("sink", "column-selectors"):
+        out["column_selectors"] = _column_selectors(value, problems)
+    elif path == ("filter",):
+        if value not in ({}, {"rules": ["*.*"]}):
+            problems.append("changefeed option 'filter' narrows which tables and events are replicated; "
+                            "the simulator replicates every table of the scenario")
+    else:
+        without_effect.append(path[0])
+
+
+def _string_list(value: Any, name: str, problems: list) -> tuple[str, ...]:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    problems.append(f"{name} is {value!r}, not an array of strings")
+    return ()
+
+
+def _string(value: Any, name: str, problems: list) -> str:
+    if isinstance(value, str):
+        return value
+    problems.append(f"{name} is {value!r}, not a string")
+    return ""
+
+
+def _tables(rules: Any, name: str, problems: list) -> list[dict]:
+    if isinstance(rules, list) and all(isinstance(r, dict) for r in rules):
+        return rules
+    problems.append(f"{name} must be an array of tables")
+    return []
 
 
 def _dispatchers(rules: Any, problems: list) -> tuple[DispatchRule, ...]:
     out = []
-    if not isinstance(rules, list):
-        problems.append("sink.dispatchers must be an array of tables")
-        return ()
-    for i, r in enumerate(rules):
+    for i, r in enumerate(_tables(rules, "sink.dispatchers", problems)):
+        at = f"sink.dispatchers[{i}]"
         unknown = set(r) - _DISPATCH_KEYS
         if unknown:
-            problems.append(f"unknown key(s) {sorted(unknown)} in sink.dispatchers[{i}]")
-        if r.get("partition") and r.get("dispatcher"):
-            problems.append(f"sink.dispatchers[{i}]: dispatcher and partition cannot be configured both")
-        matcher = tuple(r.get("matcher", ("*.*",)))
+            problems.append(f"unknown key(s) {sorted(unknown)} in {at}")
+        text = {k: _string(r.get(k, ""), f"{at}.{k}", problems)
+                for k in ("partition", "dispatcher", "index", "topic")}
+        if text["partition"] and text["dispatcher"]:
+            problems.append(f"{at}: dispatcher and partition cannot be configured both")
+        matcher = _string_list(r.get("matcher", ["*.*"]), f"{at}.matcher", problems)
         try:
             TableFilter.parse(matcher)
         except FilterRuleError as e:
-            problems.append(f"sink.dispatchers[{i}].matcher {list(matcher)!r} is not a valid table filter: {e}")
+            problems.append(f"{at}.matcher {list(matcher)!r} is not a valid table filter: {e}")
         out.append(DispatchRule(
-            matcher=matcher, partition=r.get("partition") or r.get("dispatcher") or "default",
-            index=r.get("index", ""), columns=tuple(r.get("columns", ())), topic=r.get("topic", "")))
+            matcher=matcher, partition=text["partition"] or text["dispatcher"] or "default",
+            index=text["index"], columns=_string_list(r.get("columns", []), f"{at}.columns", problems),
+            topic=text["topic"]))
     return tuple(out)
 
 
 def _column_selectors(rules: Any, problems: list) -> tuple[ColumnSelector, ...]:
-    if not isinstance(rules, list):
-        problems.append("sink.column-selectors must be an array of tables")
-        return ()
     out = []
-    for i, r in enumerate(rules):
+    for i, r in enumerate(_tables(rules, "sink.column-selectors", problems)):
+        at = f"sink.column-selectors[{i}]"
         unknown = set(r) - _SELECTOR_KEYS
         if unknown:
-            problems.append(f"unknown key(s) {sorted(unknown)} in sink.column-selectors[{i}]")
-        matcher, columns = r.get("matcher", []), r.get("columns", [])
+            problems.append(f"unknown key(s) {sorted(unknown)} in {at}")
+        matcher = _string_list(r.get("matcher", []), f"{at}.matcher", problems)
+        columns = _string_list(r.get("columns", []), f"{at}.columns", problems)
         if not matcher or not columns:
-            problems.append(f"sink.column-selectors[{i}] needs both matcher and columns")
-        out.append(ColumnSelector(matcher=tuple(matcher), columns=tuple(columns)))
+            problems.append(f"{at} needs both matcher and columns")
+        out.append(ColumnSelector(matcher=matcher, columns=columns))
     return tuple(out)
 
 
-def parse_changefeed(text: str, base: SinkConfig) -> Changefeed:
-    """Applies a changefeed TOML to `base` (the scenario's defaults) and returns the result."""
+def parse_changefeed(text: str, base: SinkConfig, source: str = "changefeed TOML") -> Changefeed:
+    """Applies a changefeed TOML to `base` (the scenario's defaults) and returns the result.
+    `source` names the TOML in every message (load_changefeed: its path)."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ChangefeedConfigError(f"changefeed TOML does not parse: {e}") from None
+        raise ChangefeedConfigError(f"{source} does not parse: {e}") from None
     out: dict[str, Any] = {}
     without_effect: list[str] = []
     problems: list[str] = []
-    for key, value in doc.items():
-        if key == "sink":
-            sink = dict(value)
-            kafka = dict(sink.pop("kafka-config", {}))
-            codec = kafka.pop("codec-config", {})
-            large = kafka.pop("large-message-handle", {})
-            open_cfg = sink.pop("open", {})
-            dbz_cfg = sink.pop("debezium", {})
-            if "dispatchers" in sink:
-                out["dispatchers"] = _dispatchers(sink.pop("dispatchers"), problems)
-            if "column-selectors" in sink:
-                out["column_selectors"] = _column_selectors(sink.pop("column-selectors"), problems)
-            _walk(sink, _SINK, "sink.", out, without_effect, problems)
-            _walk(kafka, _KAFKA, "sink.kafka-config.", out, without_effect, problems)
-            _walk(codec, _CODEC, "sink.kafka-config.codec-config.", out, without_effect, problems)
-            _walk(large, _LARGE, "sink.kafka-config.large-message-handle.", out, without_effect, problems)
-            _walk(open_cfg, _OPEN, "sink.open.", out, without_effect, problems)
-            _walk(dbz_cfg, _DEBEZIUM, "sink.debezium.", out, without_effect, problems)
-        elif key == "filter":
-            if value not in ({}, {"rules": ["*.*"]}):
-                problems.append("changefeed option 'filter' narrows which tables and events are replicated; "
-                                "the simulator replicates every table of the scenario")
-        elif key == "integrity":
-            _walk(dict(value), _INTEGRITY, "integrity.", out, without_effect, problems)
-        elif key in _SECTIONS_NO_EFFECT:
-            without_effect.append(key)
-        else:
-            _walk({key: value}, _TOP, "", out, without_effect, problems)
+    _walk((), doc, out, without_effect, problems)
     if problems:
-        raise ChangefeedConfigError("; ".join(problems))
+        raise ChangefeedConfigError(f"{source}: " + "; ".join(problems))
     try:
         return Changefeed(replace(base, **out), without_effect=without_effect)
     except (TypeError, ValueError) as e:
-        raise ChangefeedConfigError(f"changefeed option value rejected: {e}") from None
+        raise ChangefeedConfigError(f"{source}: changefeed option value rejected: {e}") from None
 
 
 def load_changefeed(path: Path, base: SinkConfig) -> Changefeed:
-    return parse_changefeed(Path(path).read_text(), base)
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ChangefeedConfigError(f"changefeed TOML {path}: cannot be read ({e})") from None
+    return parse_changefeed(text, base, source=f"changefeed TOML {path}")
 
 
-_URI_BOOL = {"true": True, "false": False}
 _URI = {
     "protocol": "protocol", "partition-num": "partition_num", "max-message-bytes": "max_message_bytes",
     "max-batch-size": "max_batch_size", "enable-tidb-extension": "enable_tidb_extension",
@@ -214,7 +259,7 @@ _URI = {
 }
 # Canal-JSON's `_tidb.rowkey` is the row's TiKV key (t{physical id}_r{handle}), which needs
 # TiDB's memcomparable key codec and the hidden row IDs of non-clustered tables; not simulated.
-_URI_NOT_SIMULATED = {"output-row-key": "false"}
+_URI_NOT_SIMULATED = {"output-row-key": False}  # key -> TiCDC's default (a boolean)
 _URI_NO_EFFECT = {"kafka-version", "kafka-client-id", "replication-factor", "auto-create-topic", "dial-timeout",
                   "write-timeout", "read-timeout", "required-acks", "sasl-user", "sasl-password", "sasl-mechanism",
                   "enable-tls", "ca", "cert", "key", "insecure-skip-verify", "compression", "avro-enable-watermark",
@@ -222,42 +267,37 @@ _URI_NO_EFFECT = {"kafka-version", "kafka-client-id", "replication-factor", "aut
                   "max-retry", "sasl-gssapi-auth-type", "sasl-gssapi-keytab-path", "sasl-gssapi-kerberos-config-path",
                   "sasl-gssapi-service-name", "sasl-gssapi-user", "sasl-gssapi-password", "sasl-gssapi-realm",
                   "sasl-gssapi-disable-pafxfast", "avro-include-before-value"}
-_URI_INTS = {"partition_num", "max_message_bytes", "max_batch_size"}
 
 
 def parse_sink_uri(uri: str, base: SinkConfig) -> Changefeed:
     """A Kafka sink URI: `kafka://host:port/topic?protocol=…&partition-num=…&…`."""
     u = urlparse(uri)
     if u.scheme not in ("kafka", "kafka+ssl"):
-        raise ChangefeedConfigError(f"sink URI scheme {u.scheme!r} is not a Kafka sink")
+        raise ChangefeedConfigError(f"sink URI {uri}: scheme {u.scheme!r} is not a Kafka sink")
     out: dict[str, Any] = {}
     without_effect, problems = [], []
     topic = u.path.lstrip("/")
     if topic:
         out["topic"] = topic
     for key, value in parse_qsl(u.query, keep_blank_values=True):
-        if key in _URI:
-            field_name = _URI[key]
-            if field_name in _URI_INTS:
-                try:
-                    out[field_name] = int(value)
-                except ValueError:
-                    problems.append(f"sink URI parameter {key}={value!r} is not a number")
-            elif value.lower() in _URI_BOOL and field_name not in ("protocol", "encoding_format", "time_zone"):
-                out[field_name] = _URI_BOOL[value.lower()]
-            else:
-                out[field_name] = value
+        if key in _URI or key in _URI_NOT_SIMULATED:
+            try:
+                parsed = parsed_uri_value(_URI[key], value) if key in _URI else go_bool(value)
+            except OptionTypeError as e:
+                problems.append(f"parameter {key} {e}")
+                continue
+            if key in _URI:
+                out[_URI[key]] = parsed
+            elif parsed != _URI_NOT_SIMULATED[key]:
+                problems.append(f"parameter {key}={value} changes the Kafka output in a way the simulator "
+                                f"does not implement")
         elif key in _URI_NO_EFFECT:
             without_effect.append(key)
-        elif key in _URI_NOT_SIMULATED:
-            if value.lower() != _URI_NOT_SIMULATED[key]:
-                problems.append(f"sink URI parameter {key}={value} changes the Kafka output in a way the simulator "
-                                f"does not implement")
         else:
             problems.append(f"unknown sink URI parameter {key!r}")
     if problems:
-        raise ChangefeedConfigError("; ".join(problems))
+        raise ChangefeedConfigError(f"sink URI {uri}: " + "; ".join(problems))
     try:
         return Changefeed(replace(base, **out), sink_uri=uri, without_effect=without_effect)
     except (TypeError, ValueError) as e:
-        raise ChangefeedConfigError(f"sink URI value rejected: {e}") from None
+        raise ChangefeedConfigError(f"sink URI {uri}: value rejected: {e}") from None

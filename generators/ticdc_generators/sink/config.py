@@ -14,6 +14,11 @@ PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
 LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
 COMPRESSIONS = ("none", "snappy", "lz4")
 INTEGRITY_LEVELS = ("none", "correctness")
+ENCODING_FORMATS = ("json", "avro")  # TiCDC's encoding-format, of the simple protocol
+# The options that take one of a few words, by field: what a changefeed TOML or sink URI may say.
+ENUMERATIONS = {"protocol": PROTOCOLS, "encoding_format": ENCODING_FORMATS,
+                "large_message_handle_option": LARGE_MESSAGE_OPTIONS,
+                "large_message_handle_compression": COMPRESSIONS, "integrity_check_level": INTEGRITY_LEVELS}
 # Fields that steer the simulator and are no TiCDC option: kept out of `ticdc_options()`.
 SIMULATOR_SETTINGS = ("watermark_interval_ms", "version_profile", "interleave_tables", "failovers",
                       "failover_spacing", "checkpoint_lag")
@@ -96,7 +101,7 @@ class SinkConfig:
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-        if self.encoding_format not in ("json", "avro"):
+        if self.encoding_format not in ENCODING_FORMATS:
             raise ValueError(f"unknown encoding-format {self.encoding_format!r}; expected json or avro")
         if self.encoding_format == "avro" and self.protocol != "simple":
             raise ValueError("encoding-format=avro is only defined for protocol=simple")
