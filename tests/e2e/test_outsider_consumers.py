@@ -4,6 +4,7 @@ consumer under test is: the verdict must never pass a broken one nor fail a corr
 Exit codes and verdict words are `run`'s (docs/consumer-protocol.md): 0 conformant, 1 findings,
 3 consumer error, 4 final state only.
 """
+import importlib.util
 import json
 import re
 import shutil
@@ -80,6 +81,27 @@ def assert_conformant(result: Run) -> None:
     assert result.code == 0, result
     assert "NOT conformant" not in result.output and "consumer error" not in result.output, result
     assert result.findings() == [], result
+
+
+def _ddl_reader():
+    spec = importlib.util.spec_from_file_location("outsider_ddl", CONSUMERS / "_ddl.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_consumers_read_members_and_fsp_from_the_ddl_as_mysql_writes_them():
+    ddl = _ddl_reader()
+    tables = ddl.Tables()
+    tables.apply(r"CREATE TABLE `s`.`t` (`id` INT NOT NULL, `e` ENUM('it''s','back\\slash','say \"hi\"'), "
+                 "`d` DATETIME(4), `f` FLOAT UNSIGNED, PRIMARY KEY (`id`))", "s")
+    assert tables.column("s", "t", "e").args == ("it's", "back\\slash", 'say "hi"')
+    assert tables.column("s", "t", "d").fsp == 4 and tables.column("s", "t", "f").unsigned
+    tables.apply("ALTER TABLE `t` MODIFY COLUMN `d` DATETIME, ADD COLUMN `x` SET('a','b'), DROP INDEX `ix`", "s")
+    tables.apply("RENAME TABLE `s`.`t` TO `s2`.`u`", "s")
+    assert tables.column("s2", "u", "d").fsp == 0 and tables.column("s2", "u", "x").args == ("a", "b")
+    assert tables.column("s", "t", "d") is None
 
 
 def test_stale_output_of_an_earlier_run_is_never_read(tmp_path):
