@@ -269,8 +269,8 @@ def _follow_renames(entries: dict[tuple[str, str], Undecidable], scan: _Scan) ->
 def excuse(findings: list[Finding], table: str, undecided: list[Undecidable],
            foreign_rows: Optional[list[dict]] = None) -> list[Finding]:
     """`findings` of `table` without those about an undecidable row. A finding about the whole
-    table (no key) is excused only where every row the consumer holds in it is undecidable
-    (`foreign_rows`: a table upstream does not hold at the end)."""
+    table (no key) is excused only where the table is one upstream does not hold at the end
+    (`foreign_rows`: the consumer's rows in it) and a tie touched it and every row in it."""
     mine = [u for u in undecided if u.table == table]
     if not mine:
         return findings
@@ -295,7 +295,9 @@ def excuse(findings: list[Finding], table: str, undecided: list[Undecidable],
         elif f.expected is not None or f.actual is not None:
             if not (undecided_row(f.expected) or undecided_row(f.actual)):
                 kept.append(f)
-        elif not (foreign_rows and all(undecided_row(r) for r in foreign_rows)):
+        elif foreign_rows is None or not all(undecided_row(r) for r in foreign_rows):
+            # A table upstream does not hold, every row of it (none: a tied DELETE created it)
+            # undecidable, is an outcome of the tie.
             kept.append(f)
     return kept
 
@@ -304,19 +306,23 @@ def undecidable_json(entries: list[Undecidable]) -> list[dict[str, Any]]:
     return [u.to_json() for u in entries]
 
 
-def excuse_undecidable(verdicts: list, foreign: dict[str, list[dict]], truth: Path, protocol: str,
-                       options: dict) -> list:
-    """check_final_state's verdicts without the findings about undecidable rows; each verdict
-    carries in `undecidable` the entries of its table (those of a table it has no verdict for go
-    with the first verdict), so that the run reports them."""
+def excuse_undecidable(verdicts: list, foreign: list[tuple[str, list[dict]]], truth: Path, protocol: str,
+                       options: dict) -> list[tuple[str, list[dict]]]:
+    """Takes the findings about undecidable rows out of check_final_state's `verdicts` (before
+    their causes are looked up, which groups rows), and returns the `foreign` tables (upstream
+    holds none of that name at the end) still to be judged: one whose every row is undecidable is
+    an outcome of the tie. Each verdict carries in `undecidable` the entries of its table (those of
+    a table without a verdict go with the first one), so that the run reports them."""
     undecided = undecidable_rows(truth, protocol, options)
     if not undecided:
-        return verdicts
-    by_table = {v.table: v for v in verdicts}
+        return foreign
     for v in verdicts:
-        v.findings = excuse(v.findings, v.table, undecided, foreign.get(v.table))
+        v.findings = excuse(v.findings, v.table, undecided)
+    still = [(name, rows) for name, rows in foreign
+             if excuse([Finding("CONSUMER-TABLE-1", name, None, "")], name, undecided, rows)]
+    by_table = {v.table: v for v in verdicts}
     for u in undecided:
         holder = by_table.get(u.table) or (verdicts[0] if verdicts else None)
         if holder is not None:
             holder.undecidable.append(u.to_json())
-    return verdicts
+    return still
