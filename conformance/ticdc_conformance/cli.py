@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import shlex
 import sys
@@ -14,6 +15,7 @@ from rich.table import Table
 from ticdc_generators.pipeline import encoding_names, generate
 from ticdc_generators.scenarios import SCENARIOS
 
+from .consumer_process import DEFAULT_TIMEOUT_S as CONSUMER_TIMEOUT_S
 from .errors import ConsumerError
 from .lint import command as lint_command
 from .rules import command as rules_command
@@ -97,6 +99,14 @@ def _delivery_args(delivery: dict) -> list[str]:
     return out
 
 
+_final_state_only_option = click.option(
+    "--final-state-only", is_flag=True,
+    help="Accept a consumer judged on its final state only (a stream with watermarks, but no applied.ndjson "
+         "with a checkpoint): verdict `conformant (final state only)`, exit 0, instead of exit 4.")
+_report_option = click.option(
+    "--report", type=click.Path(file_okay=False, path_type=Path), default=None,
+    help="Write a JUnit XML file and a JSON summary (every finding) into this folder, named by scenario, "
+         "seed, encoding(s) and an options digest.")
 _tz_option = click.option("--time-zone", "time_zone", default="UTC", show_default=True,
                           help="Upstream TiDB time zone (TIMESTAMP values; TiCDC's time-zone option).")
 
@@ -149,19 +159,30 @@ def scenarios() -> None:
 @_encoding_option
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Output folder: records/, manifest.json, truth/ (one sub-folder per encoding with --protocol all).")
+@click.option("--replace", is_flag=True,
+              help="Empty a non-empty --out first; only one that holds what generate (and run/check) write "
+                   "there, never the root, the home folder, the current folder or a repository.")
 @click.option("--events", type=click.IntRange(min=1), default=None,
               help="Number of row events, for scenarios that take a size (e.g. large).")
 def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None,
-                 sink_uri: str | None, protocol: str, encoding: str | None, out: Path, events: int | None,
-                 **delivery_options) -> None:
-    """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them."""
+                 sink_uri: str | None, protocol: str, encoding: str | None, out: Path, replace: bool,
+                 events: int | None, **delivery_options) -> None:
+    """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them, into a new
+    or empty folder (--replace empties an earlier generate output first)."""
+    from .folders import FolderRefused, prepare_generate_output
+
     delivery = _delivery(delivery_options)
     encodings = resolve_encodings(protocol, encoding)
+    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
+               for enc in encodings}
+    try:
+        prepare_generate_output(out, replace)
+    except FolderRefused as e:
+        raise click.UsageError(str(e)) from None
     for enc in encodings:
         target = out / enc if len(encodings) > 1 else out
-        config = _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
         with _changefeed_failure(scenario, seed, enc):
-            manifest = generate(scenario, seed, config, target, events=events)
+            manifest = generate(scenario, seed, configs[enc], target, events=events)
         console.print(f"{enc}: {manifest['records']} records in {target}/records "
                       f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
 
@@ -214,20 +235,34 @@ def py_files(target: Path) -> None:
 @_protocol_option
 @_encoding_option
 @click.option("--consumer", default="spark", show_default=True,
-              help="spark | local | a command implementing docs/consumer-protocol.md.")
+              help="spark | local | a command implementing docs/consumer-protocol.md, split into argv by POSIX "
+                   "shell rules (quote an argument with spaces) and run without a shell.")
+@click.option("--consumer-timeout", "consumer_timeout", type=click.FloatRange(min=0, min_open=True),
+              default=CONSUMER_TIMEOUT_S, show_default=True,
+              help="Seconds a consumer command may run; then its whole process group is killed (exit 3). "
+                   "Not for the in-process spark and local consumers.")
+@_final_state_only_option
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/work"),
-              show_default=True, help="Scratch folder for generated records and consumer output.")
-@click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write a JUnit XML file and a JSON summary into this folder.")
+              show_default=True, help="Scratch folder: WORK/<scenario>-seed<N>[-<options digest>]/<encoding> per "
+                                      "encoding, emptied before each run (records, truth, the consumer's output, "
+                                      "consumer.log, result.json).")
+@_report_option
 @click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
 @click.option("--events", type=click.IntRange(min=1), default=None,
               help="Number of row events, for scenarios that take a size (e.g. large).")
 def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None, sink_uri: str | None,
-        protocol: str, encoding: str | None, consumer: str, work: Path, report: Path | None,
-        master: str | None, events: int | None, **delivery_options) -> None:
-    """Generate, consume and check; exit 0 only if every encoding conforms."""
+        protocol: str, encoding: str | None, consumer: str, consumer_timeout: float, final_state_only: bool,
+        work: Path, report: Path | None, master: str | None, events: int | None, **delivery_options) -> None:
+    """Generate, consume and check. Exit 0 when every encoding conforms, 1 on findings, 3 on a consumer
+    error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4)."""
+    from .consumer_process import Interrupted, consumer_argv, signals_interrupt
+    from .folders import options_digest
     from .runner import run_encoding
 
+    try:
+        consumer_argv(consumer)
+    except ValueError as e:
+        raise click.BadParameter(f"{consumer!r}: {e}", param_hint="--consumer") from None
     delivery = _delivery(delivery_options)
     encodings = resolve_encodings(protocol, encoding)
     configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
@@ -236,62 +271,88 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
                            + ([f"--sink-uri {shlex.quote(sink_uri)}"] if sink_uri else [])
                            + ([f"--version-profile {version_profile}"] if version_profile != "ticdc" else [])
                            + _delivery_args(delivery))
-    spark = None
-    if consumer == "spark":
-        from .consumer.spark_job import spark_session
-        spark = spark_session(master)
+    # One digest of the options for all encodings: their case folders sit side by side, and the
+    # report's name carries it. A changefeed file counts by its content, not its path.
+    changefeed_text = hashlib.sha256(changefeed.read_bytes()).hexdigest() if changefeed else None
+    options = [config_args, time_zone, events, changefeed_text]
+    digest = options_digest(options) if options != ["", "UTC", None, None] else ""
+    report_name = (f"{scenario}-seed{seed}-{ALL if encodings == encoding_names() else '+'.join(encodings)}"
+                   + (f"-{digest}" if digest else ""))
     results = []
-    for enc in encodings:
-        with console.status(f"{enc}: generating, consuming, checking…"):
-            with _changefeed_failure(scenario, seed, enc):
-                results.append(run_encoding(scenario, seed, enc, work, consumer, spark, config=configs[enc],
-                                            config_args=config_args, events=events))
-    _verdicts(results, f"scenario {scenario}, seed {seed}, consumer {consumer}", report, f"{scenario}-seed{seed}")
+    try:
+        with signals_interrupt():
+            spark = None
+            if consumer == "spark":
+                from .consumer.spark_job import spark_session
+                spark = spark_session(master)
+            for enc in encodings:
+                with console.status(f"{enc}: generating, consuming, checking…"):
+                    with _changefeed_failure(scenario, seed, enc):
+                        results.append(run_encoding(scenario, seed, enc, work, consumer, spark, config=configs[enc],
+                                                    config_args=config_args, events=events,
+                                                    final_state_only=final_state_only,
+                                                    consumer_timeout_s=consumer_timeout, digest=digest))
+    except Interrupted as stop:
+        click.echo(f"run stopped by {stop}: the consumer's process group (if one was running) was killed; "
+                   f"what it wrote stays under {work}", err=True)
+        sys.exit(128 + stop.signum)  # the shell's status for a process ended by that signal
+    _verdicts(results, f"scenario {scenario}, seed {seed}, consumer {consumer}", report, report_name)
 
 
 def _verdicts(results: list, title: str, report: Path | None, report_name: str) -> None:
-    """One row per encoding, every finding of a failed one, the reports; exits 0 only if all conform."""
-    from .report import write_reports
+    """One row per encoding, the findings of each failed one summarized per rule, the reports; exits
+    with the most severe encoding's code (outcome.py)."""
+    from .outcome import CONFORMANT, STYLES, overall_exit
+    from .report import full_list_files, report_paths, write_reports
+    from .runner import FINDINGS_SHOWN_PER_RULE
 
     table = Table(title=title)
     for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
         table.add_column(col)
     for r in results:
+        verdict = r.outcome + (f", {len(r.undecidable)} undecidable" if r.undecidable else "")
         table.add_row(r.encoding, str(r.records), str(len(r.tables)),
                       str(sum(t.actual_rows for t in r.tables)), str(r.finding_count),
-                      "[green]conformant[/green]" if r.conformant else "[red]NOT conformant[/red]",
-                      f"{r.seconds:.1f}")
+                      f"[{STYLES[r.outcome]}]{verdict}[/{STYLES[r.outcome]}]", f"{r.seconds:.1f}")
     console.print(table)
+    paths = report_paths(report, report_name) if report is not None else None
     for r in results:
-        if not r.conformant:
-            click.echo(r.render())
+        if r.outcome != CONFORMANT or r.undecidable:
+            click.echo(r.render(FINDINGS_SHOWN_PER_RULE, full_list_files(r, paths)))
     if report is not None:
-        paths = write_reports(results, report, name=report_name)
+        write_reports(results, report, name=report_name)
         console.print(f"reports: {paths['junit']}, {paths['summary']}")
-    sys.exit(0 if all(r.conformant for r in results) else 1)
+    sys.exit(overall_exit(r.exit_code for r in results))
 
 
 @main.command()
 @click.option("--case", "case", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A folder written by `generate` (manifest.json, truth/, records/).")
+              help="A folder written by `generate` (manifest.json, truth/, records/); the verdict is written "
+                   "into its result.json.")
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The consumer's output folder (docs/consumer-protocol.md); default CASE/consumer.")
-@click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write a JUnit XML file and a JSON summary into this folder.")
-def check(case: Path, out: Path | None, report: Path | None) -> None:
-    """Check a consumer's outputs, written however it was run, against the ground truth of CASE;
-    exit 0 only if it conforms (the checks of `run`, docs/checks.md)."""
-    from .runner import check_outputs
+@_final_state_only_option
+@_report_option
+def check(case: Path, out: Path | None, final_state_only: bool, report: Path | None) -> None:
+    """Check a consumer's outputs, written however it was run, against the ground truth of CASE; the
+    checks and exit status of `run` (docs/checks.md): 0 conformant, 1 findings, 2 a CASE or OUT that
+    is not one, 3 no final/ in OUT, 4 final state only."""
+    from .errors import CaseError
+    from .runner import check_options_digest, check_outputs
 
     out = out if out is not None else case / "consumer"
     try:
         with console.status(f"checking {out} against {case}/truth…"):
-            result = check_outputs(case, out)
-    except ConsumerError as e:
+            result = check_outputs(case, out, final_state_only)
+    except CaseError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
+    try:
+        result.write_result_file()
+    except OSError as e:  # a read-only case folder: the reports still carry every finding
+        click.echo(f"note: could not write {result.result_file}: {e}", err=True)
     _verdicts([result], f"scenario {result.scenario}, seed {result.seed}, {result.consumer}", report,
-              f"check-{result.scenario}-seed{result.seed}-{result.encoding}")
+              f"check-{result.scenario}-seed{result.seed}-{result.encoding}-{check_options_digest(case, out)}")
 
 
 @main.command()

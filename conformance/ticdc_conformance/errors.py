@@ -31,3 +31,7 @@ class DecodeError(Exception):
 
 class ConsumerError(Exception):
     """A stream the consumer cannot apply (e.g. a DML for a table it has no schema for)."""
+
+
+class CaseError(Exception):
+    """A case folder or output folder given to `check` that is not what `generate` and a consumer write."""

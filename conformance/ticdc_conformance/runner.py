@@ -2,21 +2,25 @@
 
 The consumer under test is the reference Spark consumer (`spark`), the sequential reference
 consumer (`local`), or any program behind the consumer protocol of docs/consumer-protocol.md:
-it is started as `CMD --records DIR --manifest FILE --out DIR` and must write
+it is started as `CMD --records DIR --manifest FILE --out DIR` (consumer_process.py) and must write
 `OUT/final/<schema>.<table>.ndjson` in the canonical form, exiting 0. A consumer that also writes
 the applied log and the temporal states (`OUT/applied.ndjson`, `OUT/states/`) is held against the
-ground truth at every checkpoint it recorded (checks/checkpoints.py); one that writes final/ only is
-judged on its final state, and the verdict says the checkpoint check was not possible.
+ground truth at every checkpoint it recorded (checks/checkpoints.py). On a stream that carries
+watermarks, one that shows no checkpoint is judged on its final state only, a distinct outcome
+(outcome.py) that passes only with `--final-state-only`.
+
+Every run writes into a case folder emptied first, and the consumer into a new empty folder
+(folders.py): nothing an earlier run left is read as this run's output.
 """
 from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.sink.config import SinkConfig
@@ -25,9 +29,16 @@ from .checks.checkpoints import CheckpointVerdict, check_checkpoints
 from .checks.differential import TableVerdict, check_final_state
 from .checks.finding import Finding, RunContext
 from .checks.locate import locate_findings
-from .errors import ConsumerError
+from .consumer_process import DEFAULT_TIMEOUT_S, run_consumer_program
+from .errors import CaseError, ConsumerError
+from .folders import case_folder, options_digest, recreate
+from .outcome import (CONFORMANT, CONSUMER_ERROR, EXIT_CODES, FINAL_STATE_ONLY, FINAL_STATE_ONLY_ACCEPTED,
+                      FINAL_STATE_ONLY_REASON, NOT_CONFORMANT, ORDERING_NOT_VERIFIED)
+from .protocols.watermarks import carries_watermarks
 
-CONSUMER_TIMEOUT_S = 1800
+CONSUMER_TIMEOUT_S = DEFAULT_TIMEOUT_S
+FINDINGS_SHOWN_PER_RULE = 5  # printed per rule by `run` and `check`; the JSON files keep them all
+RESULT_FILE = "result.json"
 
 
 @dataclass
@@ -47,6 +58,12 @@ class EncodingResult:
     tables: list[TableVerdict] = field(default_factory=list)
     checkpoints: Optional[CheckpointVerdict] = None
     error: Optional[str] = None
+    case: Optional[Path] = None  # the folder holding manifest, truth, records and result.json
+    consumer_log: Optional[Path] = None  # the consumer program's stdout and stderr
+    watermarks: bool = False  # the stream carries watermarks (protocols/watermarks.py)
+    final_state_only: bool = False  # --final-state-only: a final-state-only outcome passes
+    # Rows whose outcome depends on an order the stream does not convey: (table, key, reason).
+    undecidable: list = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -70,8 +87,45 @@ class EncodingResult:
         return f"checkpoints: {c.checkpoints} checked{'; ' + c.note if c.note else ''}{more}"
 
     @property
+    def ordering_verified(self) -> bool:
+        """The consumer's own applied log showed at least one checkpoint, and the check held it."""
+        c = self.checkpoints
+        return c is not None and c.checked and c.checkpoints > 0
+
+    @property
+    def ordering_unverified(self) -> bool:
+        """A stream with watermarks whose consumer showed no checkpoint: judged on its final state only."""
+        return self.watermarks and not self.ordering_verified
+
+    @property
+    def outcome(self) -> str:
+        """The verdict word (outcome.py)."""
+        if self.error is not None:
+            return CONSUMER_ERROR
+        if self.findings or self.finding_count:
+            return NOT_CONFORMANT
+        if self.ordering_unverified:
+            return FINAL_STATE_ONLY_ACCEPTED if self.final_state_only else FINAL_STATE_ONLY
+        return CONFORMANT
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.outcome]
+
+    @property
     def conformant(self) -> bool:
-        return self.error is None and not self.findings
+        """Passes: conformant, or judged on its final state only where --final-state-only accepts that."""
+        return self.exit_code == 0
+
+    @property
+    def verdict_line(self) -> str:
+        outcome = self.outcome
+        verdict = (f"{outcome}: {ORDERING_NOT_VERIFIED}" if outcome == FINAL_STATE_ONLY
+                   else f"{outcome}: {ORDERING_NOT_VERIFIED}, accepted by --final-state-only"
+                   if outcome == FINAL_STATE_ONLY_ACCEPTED else outcome)
+        if self.undecidable:
+            verdict += f", {len(self.undecidable)} undecidable row(s)"
+        return f"{self.encoding}: {verdict} (scenario {self.scenario}, seed {self.seed}, consumer {self.consumer})"
 
     @property
     def replay_command(self) -> str:
@@ -86,24 +140,51 @@ class EncodingResult:
             cmd += f" {self.config_args}"
         if self.consumer not in ("spark",):
             cmd += f" --consumer {shlex.quote(self.consumer)}"
+        if self.final_state_only:
+            cmd += " --final-state-only"
         return cmd
+
+    @property
+    def result_file(self) -> Optional[Path]:
+        return self.case / RESULT_FILE if self.case is not None else None
 
     @property
     def context(self) -> RunContext:
         return RunContext(self.scenario, self.seed, self.replay_command, self.encoding)
 
-    def render(self) -> str:
-        """The verdict, then every finding in the shared format of checks/finding.py (rule and
-        quote, table, key, commit ts, record, seed, DeepDiff, replay command)."""
-        lines = [f"{self.encoding}: {'conformant' if self.conformant else 'NOT conformant'} "
-                 f"(scenario {self.scenario}, seed {self.seed}, consumer {self.consumer})"]
+    def render(self, per_rule: Optional[int] = None, full_list: Sequence[Path] = ()) -> str:
+        """The verdict, then the findings in the shared format of checks/finding.py (rule and
+        quote, table, key, commit ts, record, seed, DeepDiff, replay command), grouped by rule.
+        With `per_rule`, only the first that many of each rule, then how many more and where
+        `full_list` (the JSON files holding every finding) is."""
+        lines = [self.verdict_line]
         if self.error:
-            lines.append(f"  error: {self.error}")
-        elif self.checkpoints is not None and (not self.checkpoints.checked or not self.conformant):
+            lines.append("  error: " + "\n    ".join(self.error.splitlines()))
+        elif self.ordering_unverified:
+            lines.append(f"  {FINAL_STATE_ONLY_REASON}"
+                         + ("" if self.final_state_only else "; --final-state-only accepts that"))
+        elif self.checkpoints is not None and (not self.checkpoints.checked or self.findings):
             lines.append(f"  {self.checkpoint_summary}")
+        by_rule: dict[str, list[Finding]] = defaultdict(list)
         for f in self.findings:
-            lines.append("\n".join("  " + line for line in f.render(self.context).splitlines()))
-        if not self.conformant:
+            by_rule[f.rule].append(f)
+        cut = False
+        for rule, found in by_rule.items():
+            shown = found if per_rule is None else found[:per_rule]
+            for f in shown:
+                lines.append("\n".join("  " + line for line in f.render(self.context).splitlines()))
+            if len(found) > len(shown):
+                cut = True
+                lines.append(f"  … {len(found) - len(shown)} more {rule} findings")
+        if cut:
+            where = " and ".join(str(p) for p in full_list) or "the JSON summary (--report)"
+            lines.append(f"  (the first {per_rule} findings of each rule are shown; every finding is in {where})")
+        for u in (self.undecidable if per_rule is None else self.undecidable[:per_rule]):
+            u = _undecidable_json(u)
+            lines.append(f"  undecidable: {u.get('table')} key={json.dumps(u.get('key'))}: {u.get('reason')}")
+        if per_rule is not None and len(self.undecidable) > per_rule:
+            lines.append(f"  … {len(self.undecidable) - per_rule} more undecidable row(s)")
+        if self.outcome != CONFORMANT:
             lines.append(f"  replay: {self.replay_command}")
         return "\n".join(lines)
 
@@ -111,32 +192,48 @@ class EncodingResult:
         return {
             "scenario": self.scenario, "seed": self.seed, "encoding": self.encoding, "protocol": self.protocol,
             "consumer": self.consumer, "records": self.records, "seconds": round(self.seconds, 3),
-            "conformant": self.conformant, "error": self.error, "replay": self.replay_command,
+            "outcome": self.outcome, "exit_code": self.exit_code, "conformant": self.conformant,
+            "watermarks": self.watermarks, "ordering_verified": self.ordering_verified,
+            "final_state_only": self.ordering_unverified, "final_state_only_accepted": self.final_state_only,
+            "error": self.error, "replay": self.replay_command,
+            "case": str(self.case) if self.case is not None else None,
+            "consumer_log": str(self.consumer_log) if self.consumer_log is not None else None,
+            "finding_count": self.finding_count,
             "checkpoints": self.checkpoints.to_json(self.encoding) if self.checkpoints is not None else None,
             "tables": [{"table": t.table, "expected_rows": t.expected_rows, "actual_rows": t.actual_rows,
                         "findings": [f.to_json(self.encoding) for f in t.findings]} for t in self.tables],
+            "undecidable": [_undecidable_json(u) for u in self.undecidable],
         }
 
+    def write_result_file(self) -> None:
+        """CASE/result.json: the whole verdict, every finding."""
+        if self.result_file is not None:
+            self.result_file.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
 
-def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=None) -> None:
+
+def _undecidable_json(entry: Any) -> dict:
+    """An undecidable row as {table, key, reason}: the checks give a mapping or an object with to_json()."""
+    return dict(entry) if isinstance(entry, dict) else entry.to_json()
+
+
+def consumer_log(consumer: str, case: Path) -> Optional[Path]:
+    """Where a consumer program's stdout and stderr go; the in-process reference consumers have none."""
+    return None if consumer in ("spark", "local") else case / "consumer.log"
+
+
+def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=None,
+                 timeout_s: float = CONSUMER_TIMEOUT_S) -> None:
+    """Runs the consumer into the empty folder OUT (a program for at most `timeout_s` seconds)."""
     records, manifest_path = case / "records", case / "manifest.json"
     if consumer == "spark":
         from .consumer.spark_job import consume
-        consume(spark, records, manifest, out, case / "work")
+        consume(spark, records, manifest, out, recreate(case / "work"))
     elif consumer == "local":
         from .consumer.local import consume_local
         consume_local(records, manifest, out)
     else:
-        argv = shlex.split(consumer) + ["--records", str(records), "--manifest", str(manifest_path), "--out", str(out)]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=CONSUMER_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise ConsumerError(f"consumer {consumer!r} did not finish within {CONSUMER_TIMEOUT_S}s") from None
-        except OSError as e:
-            raise ConsumerError(f"consumer {consumer!r} could not be started: {e}") from None
-        if proc.returncode != 0:
-            tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-            raise ConsumerError(f"consumer {consumer!r} exited with {proc.returncode}:\n{tail}")
+        run_consumer_program(consumer, ["--records", str(records), "--manifest", str(manifest_path),
+                                        "--out", str(out)], consumer_log(consumer, case), timeout_s)
 
 
 def _locate(result: EncodingResult, case: Path, manifest: dict) -> None:
@@ -148,42 +245,64 @@ def _locate(result: EncodingResult, case: Path, manifest: dict) -> None:
         h.findings = [next(located) for _ in h.findings]
 
 
+def run_options_digest(scenario: str, encoding: str, config: SinkConfig, events: Optional[int]) -> Optional[str]:
+    """A digest of what sets this run apart from the encoding's default (sink config, size), or None."""
+    if config == config_for(scenario, encoding) and events is None:
+        return None
+    return options_digest([config, events])
+
+
 def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: str = "spark",
                  spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
-                 config_args: str = "", events: Optional[int] = None) -> EncodingResult:
+                 config_args: str = "", events: Optional[int] = None, final_state_only: bool = False,
+                 consumer_timeout_s: float = CONSUMER_TIMEOUT_S, digest: Optional[str] = None) -> EncodingResult:
     """`config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
     `config_args` are the command-line options that produced it, for the replay command; `events`
-    sizes a scenario that takes a size (large)."""
+    sizes a scenario that takes a size (large); `final_state_only` lets a consumer judged on its
+    final state only pass. The case folder is WORK/<scenario>-seed<N>[-<digest>]/<encoding>, emptied
+    first; `digest` names the run's options (`run` gives one for all its encodings), by default the
+    digest of the config and size where they are not the encoding's default."""
     config = config or config_for(scenario, encoding, time_zone=time_zone)
+    digest = digest if digest is not None else run_options_digest(scenario, encoding, config, events)
+    case = case_folder(work, scenario, seed, encoding, digest)
     result = EncodingResult(scenario, seed, encoding, config.protocol, consumer, time_zone=config.time_zone,
-                            config_args=config_args, events=events)
-    case = Path(work) / scenario / encoding
+                            config_args=config_args, events=events, case=case,
+                            consumer_log=consumer_log(consumer, case), final_state_only=final_state_only)
     started = time.monotonic()
+    recreate(case)
     manifest = generate(scenario, seed, config, case, events=events)
     result.records = manifest["records"]
-    out = case / "consumer"
+    out = recreate(case / "consumer")
     try:
-        run_consumer(consumer, case, manifest, out, spark)
+        run_consumer(consumer, case, manifest, out, spark, consumer_timeout_s)
         _check(result, case, manifest, out)
     except ConsumerError as e:
         result.error = str(e)
     result.seconds = time.monotonic() - started
-    (case / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    result.write_result_file()
     return result
 
 
 def _check(result: EncodingResult, case: Path, manifest: dict, out: Path) -> None:
+    if not (out / "final").is_dir():
+        log = f"; its output: {result.consumer_log}" if result.consumer_log is not None else ""
+        raise ConsumerError(f"the consumer wrote no {out / 'final'} folder: nothing to judge; a consumer writes "
+                            f"final/<schema>.<table>.ndjson before it exits 0 (docs/consumer-protocol.md){log}")
+    result.watermarks = carries_watermarks(manifest["protocol"], manifest["sink"])
     result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
     result.checkpoints = check_checkpoints(case / "truth", out, manifest)
     _locate(result, case, manifest)
+    # Rows whose outcome no consumer could know (no commit ts), reported by the final-state check.
+    result.undecidable = [u for t in result.tables for u in getattr(t, "undecidable", ())]
 
 
 _CASE_KEYS = ("scenario", "seed", "encoding", "protocol", "sink", "records")
 
 
-def check_outputs(case: Path, out: Path) -> EncodingResult:
+def check_outputs(case: Path, out: Path, final_state_only: bool = False) -> EncodingResult:
     """The verdict on a consumer's outputs in OUT for the stream `generate` wrote into CASE, however
     that consumer was run (on another machine, from Kafka, by hand): the same checks as `run`.
+    Raises CaseError for a CASE or OUT that is not what `generate` and a consumer write.
 
     The replay command is this check's; the stream is regenerated from CASE/manifest.json, which
     names scenario, seed, size and every sink option."""
@@ -192,21 +311,31 @@ def check_outputs(case: Path, out: Path) -> EncodingResult:
     try:
         manifest = json.loads(manifest_path.read_text())
     except (OSError, ValueError) as e:
-        raise ConsumerError(f"{manifest_path}: not a manifest written by `generate`: {e}") from None
+        raise CaseError(f"{manifest_path}: not a manifest written by `generate`: {e}") from None
     missing = [k for k in _CASE_KEYS if not isinstance(manifest, dict) or k not in manifest]
     if missing:
-        raise ConsumerError(f"{manifest_path}: not a manifest written by `generate`: no {', '.join(missing)}")
+        raise CaseError(f"{manifest_path}: not a manifest written by `generate`: no {', '.join(missing)}")
     if not (case / "truth").is_dir():
-        raise ConsumerError(f"{case / 'truth'}: no ground truth; CASE must be a folder written by `generate`")
-    if not out.is_dir():  # a mistyped OUT; a consumer that wrote no final/ is judged (CONSUMER-STATE-1)
-        raise ConsumerError(f"{out}: no such folder; OUT must hold a consumer's output "
-                            "(docs/consumer-protocol.md, \"Output\")")
+        raise CaseError(f"{case / 'truth'}: no ground truth; CASE must be a folder written by `generate`")
+    if not out.is_dir():  # a mistyped OUT; one without final/ is the consumer's failure, judged below
+        raise CaseError(f"{out}: no such folder; OUT must hold a consumer's output "
+                        "(docs/consumer-protocol.md, \"Output\")")
+    replay = f"ticdc-conformance check --case {shlex.quote(str(case))} --out {shlex.quote(str(out))}"
     result = EncodingResult(manifest["scenario"], manifest["seed"], manifest["encoding"], manifest["protocol"],
                             consumer=f"output {out}", time_zone=manifest["sink"].get("time-zone", "UTC"),
-                            events=manifest.get("events"), records=manifest["records"],
-                            replay=f"ticdc-conformance check --case {shlex.quote(str(case))} "
-                                   f"--out {shlex.quote(str(out))}")
+                            events=manifest.get("events"), records=manifest["records"], case=case,
+                            final_state_only=final_state_only,
+                            replay=replay + (" --final-state-only" if final_state_only else ""))
     started = time.monotonic()
-    _check(result, case, manifest, out)
+    try:
+        _check(result, case, manifest, out)
+    except ConsumerError as e:
+        result.error = str(e)
     result.seconds = time.monotonic() - started
     return result
+
+
+def check_options_digest(case: Path, out: Path) -> str:
+    """Sets one check's reports apart from another's: the stream's options and the output judged."""
+    manifest = json.loads((Path(case) / "manifest.json").read_text())
+    return options_digest([{k: manifest.get(k) for k in ("sink", "generator", "events")}, str(Path(out).resolve())])

@@ -1,0 +1,38 @@
+"""The outcome of one encoding's run, its verdict words and the exit status of `run` and `check`.
+
+| outcome | verdict | exit |
+|---|---|---|
+| conformant | `conformant` | 0 |
+| findings | `NOT conformant` | 1 |
+| consumer error (could not start, crashed, timed out, exited 0 without final/) | `consumer error` | 3 |
+| the stream carries watermarks, the consumer wrote no applied log with a checkpoint | `final state only` | 4 |
+| … accepted by `--final-state-only` | `conformant (final state only)` | 0 |
+
+Exit 2 is a bad invocation (click's usage errors, refused options and folders). Across encodings the
+most severe outcome gives the exit status: 3, then 1, then 4, then 0.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+CONFORMANT = "conformant"
+NOT_CONFORMANT = "NOT conformant"
+CONSUMER_ERROR = "consumer error"
+FINAL_STATE_ONLY = "final state only"
+FINAL_STATE_ONLY_ACCEPTED = "conformant (final state only)"
+
+EXIT_CODES = {CONFORMANT: 0, FINAL_STATE_ONLY_ACCEPTED: 0, NOT_CONFORMANT: 1, CONSUMER_ERROR: 3, FINAL_STATE_ONLY: 4}
+_SEVERITY = (0, 4, 1, 3)  # least to most severe
+# The table's colour for each verdict.
+STYLES = {CONFORMANT: "green", FINAL_STATE_ONLY_ACCEPTED: "green", NOT_CONFORMANT: "red", CONSUMER_ERROR: "red",
+          FINAL_STATE_ONLY: "yellow"}
+
+ORDERING_NOT_VERIFIED = "ordering not verified"
+FINAL_STATE_ONLY_REASON = ("the stream carries watermarks, but the consumer wrote no applied.ndjson with a "
+                           "checkpoint: the order it applied things in is not shown, only its final tables are judged "
+                           "(docs/consumer-protocol.md, \"Output\")")
+
+
+def overall_exit(codes: Iterable[int]) -> int:
+    """The most severe of the encodings' exit codes (0 for none)."""
+    return max(codes, key=_SEVERITY.index, default=0)
