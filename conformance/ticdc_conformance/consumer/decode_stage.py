@@ -59,6 +59,8 @@ DECODED_SCHEMA = pa.schema([
     pa.field("before", pa.string()),
     pa.field("columns", pa.string()),  # JSON list of column names, when known
     pa.field("query", pa.string()),
+    # A DDL's record timestamp (ms): without commit ts, a re-sent copy is told by it and its query.
+    pa.field("record_ts", pa.int64()),
     pa.field("error", pa.string()),
     # Spark consumer only (arrow_decoder): the record's place in the merged arrival order, the
     # partition's watermark (progress, watermark rows) and the partition's summary (end rows).
@@ -110,7 +112,7 @@ def event_row(record: KafkaRecord, seq: int, ev: DecodedEvent) -> dict[str, Any]
         )
     elif isinstance(ev, DecodedDDL):
         row.update(kind="ddl", commit_ts=ev.commit_ts, schema=ev.schema, table=ev.table, op=ev.ddl_type,
-                   query=ev.query, columns=_json(list(ev.columns)) if ev.columns else None)
+                   query=ev.query, record_ts=record.timestamp_ms, columns=_json(list(ev.columns)) if ev.columns else None)
     elif isinstance(ev, DecodedWatermark):
         row.update(kind="watermark", commit_ts=ev.ts)
     elif isinstance(ev, DecodedBootstrap):

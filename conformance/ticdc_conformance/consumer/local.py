@@ -35,7 +35,7 @@ from ..errors import ConsumerError
 from .decoder_options import decoder_options
 from .ddl_semantics import AddColumn, NotUnderstood, PartitionsUnknown, effects_of
 from .decode_stage import PartitionDecoders
-from .ordering import DDLQueue, DMLBuffer
+from .ordering import DDLQueue, DMLBuffer, arrival_copy
 from .output import AppliedLog, StatesWriter, parse_columns, write_final
 from .tables import ConsumerTables
 from .watermarks import WatermarkTracker
@@ -65,6 +65,7 @@ class LocalConsumer:
         self.watermarks = WatermarkTracker(partitions)
         self.buffer = DMLBuffer()
         self.ddl_queue = DDLQueue()
+        self.ddl_on_arrival: set[tuple] = set()  # DDLs without commit ts applied (ordering.arrival_copy)
         self.tables = ConsumerTables()
         self.applied_wm = 0
         self.arrival = 0
@@ -128,6 +129,9 @@ class LocalConsumer:
     def on_ddl(self, ev: dict) -> None:
         ts = ev["commit_ts"]
         if ts is None:
+            if arrival_copy(ev, self.ddl_on_arrival):
+                self.ddl_queue.copies_dropped += 1
+                return
             self.figures["ddl_in_arrival_order"] += 1
             self.apply_ddl(ev)
         elif self.figures["checkpoints"] and ts <= self.applied_wm:

@@ -130,3 +130,15 @@ class DDLQueue:
 
     def __len__(self) -> int:
         return len(self.waiting)
+
+
+def arrival_copy(ddl: dict, seen: set[tuple]) -> bool:
+    """A DDL without commit ts that repeats one already applied: same record timestamp (the
+    millisecond it happened, Canal-JSON `es`), schema, table and query -- a copy a restarted
+    changefeed sent again. Applying it again would, for a CREATE TABLE, empty a table that later
+    rows filled. Records `ddl` as seen otherwise."""
+    ident = (ddl["record_ts"], ddl["schema"], ddl["table"], ddl["query"])
+    if ident in seen:
+        return True
+    seen.add(ident)
+    return False

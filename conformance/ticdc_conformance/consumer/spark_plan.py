@@ -27,6 +27,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from .ordering import arrival_copy
 from .watermarks import MAX_LOGGED, Regression
 
 Position = tuple  # (pos_ts, topic, partition, pos_offset, offset, seq)
@@ -128,9 +129,13 @@ class AdmittedDDLs:
 def admit_ddls(rows: Iterable[dict], cps: Checkpoints) -> AdmittedDDLs:
     out = AdmittedDDLs()
     first: dict[tuple, tuple[Position, dict]] = {}
+    seen_on_arrival: set[tuple] = set()
     for row in sorted(rows, key=position):
         pos, ts = position(row), row["commit_ts"]
         if ts is None:
+            if arrival_copy(row, seen_on_arrival):
+                out.copies_dropped += 1
+                continue
             out.in_arrival_order += 1
             out.items.append((arrival_key(cps.reached_before(pos), pos), row))
         elif cps.is_resend(pos, ts):
