@@ -31,7 +31,8 @@ def run(tmp_path_factory):
     proc = subprocess.run(CLI + ["run", "--scenario", "smoke", "--protocol", "all", "--consumer", "local",
                                  "--changefeed", str(toml), "--work", str(tmp / "w")],
                           capture_output=True, text=True, cwd=ROOT)
-    return tmp / "w" / "smoke", proc
+    [case] = (tmp / "w").glob("smoke-seed1-*")  # the changefeed's options digest names the folder
+    return case, proc
 
 
 def test_the_dropped_columns_are_the_smoke_tables_non_key_columns():

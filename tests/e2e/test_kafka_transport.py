@@ -293,6 +293,6 @@ def test_run_with_the_reference_consumer_reading_from_kafka_conforms(broker, tmp
                                  "--work", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     assert "conformant" in proc.stdout and "NOT conformant" not in proc.stdout
-    manifest = json.loads((tmp_path / "smoke" / "simple-avro" / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "smoke-seed1" / "simple-avro" / "manifest.json").read_text())
     # The consumer read the stream from the broker: the topics hold the case's records.
     assert sum(len(rs) for rs in read_back(broker.bootstrap, manifest).values()) == manifest["records"]

@@ -62,8 +62,8 @@ def test_large_messages_are_conformant_with_the_spark_consumer(tmp_path, spark, 
         result = run_encoding("wide-rows", 1, encoding, tmp_path / "work", consumer="spark", spark=spark, config=config)
         assert result.conformant, result.render()
         assert result.checkpoints.checked, result.checkpoint_summary
-        figures = json.loads((tmp_path / "work" / "wide-rows" / encoding / "consumer" / "consumer.json").read_text())
+        figures = json.loads((result.case / "consumer" / "consumer.json").read_text())
         assert figures["rows_applied"] > 0
         if option == "claim-check":
-            manifest = json.loads((tmp_path / "work" / "wide-rows" / encoding / "manifest.json").read_text())
+            manifest = json.loads((result.case / "manifest.json").read_text())
             assert manifest["claim_check"]["files"] > 0

@@ -65,7 +65,8 @@ def run(tmp_path_factory):
     proc = subprocess.run(CLI + ["run", "--scenario", "keys", "--protocol", "all", "--consumer", "local",
                                  "--changefeed", str(toml), "--work", str(tmp / "w")],
                           capture_output=True, text=True, cwd=ROOT)
-    return tmp / "w" / "keys", proc
+    [case] = (tmp / "w").glob("keys-seed1-*")  # the changefeed's options digest names the folder
+    return case, proc
 
 
 def test_the_table_has_the_reference_tables_shape(run):
