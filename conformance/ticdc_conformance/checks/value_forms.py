@@ -214,6 +214,7 @@ class ColumnForms:
     number_form: Callable[[float], Any]
     forms: tuple[Form, ...]
     project: Callable[[Any], Any]
+    back: Callable[[Any], Any]  # a carried value -> the upstream-form value it stands for
 
     @property
     def trivial(self) -> bool:
@@ -232,13 +233,25 @@ class ColumnForms:
             carried = value if x is NOT else self.number_form(x)
         for form in self.forms:
             exact = form.read(t, value)
-            if exact is NOT or (upstream is not UNKNOWN and not _same(t, exact, upstream)):
+            if exact is NOT or (upstream is not UNKNOWN and not _same(t, exact, upstream)
+                                and not self._carried_upstream(form, exact, upstream)):
                 continue
             try:
                 return self.project(exact)
             except (ValueError, ArithmeticError):  # not a value TiDB can hold in the column
                 continue
         return carried
+
+
+    def _carried_upstream(self, form: Form, exact: Any, upstream: Any) -> bool:
+        """Whether `exact` is what the protocol carries for `upstream`, converted back to the
+        upstream form: the year a Debezium DATE shifted, the float a DECIMAL became, as a consumer
+        reads them from the message."""
+        try:
+            back = form.read(self.column.type, self.back(self.project(upstream)))
+        except (ValueError, ArithmeticError):
+            return False
+        return back is not NOT and _same(self.column.type, exact, back)
 
 
 def _same(t: TiDBType, exact: Any, upstream: Any) -> bool:
@@ -260,7 +273,9 @@ def column_forms(column: Column, protocol: str, options: dict) -> ColumnForms:
     shape = getattr(fidelity, "number_form", None)
     number_form = (lambda x: shape(t, x, options)) if shape is not None else float
     forms = tuple(FORMS[f] for f in accepted_forms(t, protocol, options))
-    return ColumnForms(column, carried_number(t, protocol, options), number_form, forms, project)
+    unwrap = getattr(fidelity, "carried_as_upstream", None)
+    back = (lambda v: unwrap(t, v, options)) if unwrap is not None else (lambda v: v)
+    return ColumnForms(column, carried_number(t, protocol, options), number_form, forms, project, back)
 
 
 # --- rows -------------------------------------------------------------------------------------

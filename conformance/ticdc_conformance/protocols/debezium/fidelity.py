@@ -9,15 +9,17 @@ decoder), "lossy" otherwise; Debezium carries every column, so nothing is "absen
 """
 from __future__ import annotations
 
+import base64
 from typing import Any, Optional
 
 from ticdc_generators.model import Column
 from ticdc_generators.types import TiDBType
 
-from ..common import Malformed
+from ..common import Malformed, is_json_int
+from . import temporal
 from .options import parse_options
-from .values import decode_value
-from .wire import go_json_float, spec_or_none, wire_value
+from .values import INT_TEMPORALS, decode_value
+from .wire import field_spec, go_json_float, spec_or_none, wire_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
 _BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
@@ -154,6 +156,27 @@ def accepted_forms(t: TiDBType, options: Optional[dict] = None) -> tuple[tuple[s
         return (("fsp-digits", "the fsp is not carried, so 3 or 6 digits are printed; the column's "
                                "declared fsp digits (its DDL) are the same value"),)
     return ()
+
+
+def carried_as_upstream(t: TiDBType, value: Any, options: Optional[dict] = None) -> Any:
+    """A carried value converted back to the form of upstream's values with the column's type, as a
+    consumer that declares the column does it. Only without the schema does the projection keep the
+    raw value: epoch days, epoch ms/us and microseconds become DATE/DATETIME/TIME text (the unit's
+    digits), a ZonedTimestamp the TIMESTAMP printed in the upstream time zone, BIT bytes the integer."""
+    opts = parse_options(options)
+    if value is None or not opts.disable_schema:
+        return value
+    try:
+        if t.base == "timestamp" and isinstance(value, str):
+            return temporal.zoned_to_text(value, opts.time_zone)
+        if t.base == "bit" and isinstance(value, str):
+            return int.from_bytes(base64.b64decode(value, validate=True), "little")
+        convert = INT_TEMPORALS.get(field_spec(t, opts).semantic or "")
+        if convert is not None and is_json_int(value):
+            return convert(value)
+    except (Malformed, ValueError):
+        pass  # not what TiCDC writes for the column: stays as it is, and differs
+    return value
 
 
 # The catalogue rule that says how a row event travels, and which says how a type's value does
