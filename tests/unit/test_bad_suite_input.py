@@ -3,14 +3,20 @@ changefeed TOMLs and sink URIs with values of the wrong type or options in the w
 and record files a reference consumer cannot read (docs/errors.md, "Bad input to the suite")."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 import typing
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from ticdc_conformance.cli import main
 from ticdc_generators.sink import changefeed as cf
 from ticdc_generators.sink.config import ENUMERATIONS, SinkConfig
+
+from ..conftest import CLI
 
 BASE = SinkConfig(protocol="canal-json")
 FIELD_TYPES = typing.get_type_hints(SinkConfig)
@@ -130,3 +136,115 @@ def test_the_cli_refuses_a_sink_uri_boolean_go_would_not_parse(tmp_path):
     out = _cli_error(["generate", "--protocol", "canal-json", "--out", str(tmp_path / "o"),
                       "--sink-uri", "kafka://h/t?protocol=canal-json&enable-tidb-extension=yes"])
     assert "enable-tidb-extension=yes" in out and "strconv.ParseBool" in out
+
+
+# --- record files a reference consumer cannot read ---------------------------------------------------
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    """A generated case (records, manifest, truth) to damage copies of."""
+    from ticdc_generators.pipeline import config_for, generate
+
+    out = tmp_path_factory.mktemp("case")
+    generate("smoke", 1, config_for("smoke", "canal-json"), out)
+    return out
+
+
+FILE = "ticdc-smoke-0.parquet"
+
+
+def _table(records):
+    return pq.read_table(records / FILE)
+
+
+def _with_column(records, name, values, type_):
+    t = _table(records)
+    at = t.schema.get_field_index(name)
+    pq.write_table(t.set_column(at, pa.field(name, type_), pa.array(values, type_)), records / FILE)
+
+
+def _set_partition(records, row, value):
+    partitions = _table(records).column("partition").to_pylist()
+    partitions[row] = value
+    _with_column(records, "partition", partitions, pa.int32())
+
+
+def _drop_row(records, row):
+    t = _table(records)
+    pq.write_table(pa.concat_tables([t.slice(0, row), t.slice(row + 1)]), records / FILE)
+
+
+def _swap_rows(records, row):
+    t = _table(records)
+    pq.write_table(pa.concat_tables([t.slice(0, row), t.slice(row + 1, 1), t.slice(row, 1), t.slice(row + 2)]),
+                   records / FILE)
+
+
+DAMAGE = {
+    # name: (damage, what the message must name besides the file)
+    "truncated": (lambda r: (r / FILE).write_bytes((r / FILE).read_bytes()[:400]), "not a readable Parquet file"),
+    "garbage": (lambda r: (r / FILE).write_bytes(b"PAR1 but no Parquet " * 8), "not a readable Parquet file"),
+    "empty": (lambda r: (r / FILE).write_bytes(b""), "(0 bytes"),
+    "missing column": (lambda r: pq.write_table(_table(r).drop_columns(["offset"]), r / FILE), "no column 'offset'"),
+    "mistyped column": (lambda r: _with_column(r, "offset", [str(o) for o in _table(r).column("offset").to_pylist()],
+                                               pa.string()), "column 'offset' is string, not int64"),
+    "null partition": (lambda r: _set_partition(r, 3, None), "row 3: partition is null"),
+    "null offset": (lambda r: _with_column(r, "offset", [None] + _table(r).column("offset").to_pylist()[1:],
+                                           pa.int64()), "row 0: offset is null"),
+    "offset gap": (lambda r: _drop_row(r, 5), "row 5 (ticdc-smoke/0@6): offset after 4 leaves a gap: offset 5 is missing"),
+    "offsets out of order": (lambda r: _swap_rows(r, 5), "row 5 (ticdc-smoke/0@6): offset after 4 leaves a gap"),
+    "row of another partition": (lambda r: _set_partition(r, 7, 1),
+                                 "row 7 (ticdc-smoke/1@7) is filed under ticdc-smoke/0"),
+    "file of another partition": (lambda r: _with_column(r, "partition", [2] * _table(r).num_rows, pa.int32()),
+                                  "row 0 (ticdc-smoke/2@0) is of partition 2, but the file is named for partition 0"),
+}
+
+
+def _damaged(case, tmp_path, damage):
+    shutil.copytree(case, tmp_path / "case")
+    damage(tmp_path / "case" / "records")
+    return tmp_path / "case" / "records"
+
+
+@pytest.mark.parametrize("name", sorted(DAMAGE))
+def test_consume_local_names_the_file_and_record_of_a_bad_record_file(case, tmp_path, name):
+    damage, expected = DAMAGE[name]
+    records = _damaged(case, tmp_path, damage)
+    out = _cli_error(["consume", "--engine", "local", "--records", str(records), "--out", str(tmp_path / "out")])
+    assert out.startswith(f"error: {records / FILE}: ") and expected in out, out
+    assert out.count("\n") == 1  # one clean line
+
+
+@pytest.mark.parametrize("name", ["truncated", "garbage", "empty", "missing column", "mistyped column", "null partition",
+                                  "row of another partition"])
+def test_lint_reads_record_files_with_the_same_checks(case, tmp_path, name):
+    from ticdc_conformance.lint import LintInputError, RecordFiles
+
+    damage, expected = DAMAGE[name]
+    records = _damaged(case, tmp_path, damage)
+    with pytest.raises(LintInputError) as e:
+        list(RecordFiles(records))
+    assert str(e.value).startswith(f"{records / FILE}: ") and expected in str(e.value)
+
+
+def test_lint_allows_the_offset_gaps_a_kafka_topic_may_have(case, tmp_path):
+    from ticdc_conformance.lint import RecordFiles
+
+    records = _damaged(case, tmp_path, lambda r: _drop_row(r, 5))
+    assert len(list(RecordFiles(records))) == sum(pq.read_metadata(p).num_rows for p in records.glob("*.parquet"))
+
+
+def test_two_files_of_one_partition_are_refused(case, tmp_path):
+    records = _damaged(case, tmp_path, lambda r: shutil.copy(r / FILE, r / "copy.parquet"))
+    out = _cli_error(["consume", "--engine", "local", "--records", str(records), "--out", str(tmp_path / "out")])
+    assert "holds ticdc-smoke/0, as" in out and "one file per topic-partition" in out
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", ["empty", "missing column"])
+def test_consume_spark_names_a_bad_record_file_before_spark_reads_it(case, tmp_path, name):
+    damage, expected = DAMAGE[name]
+    records = _damaged(case, tmp_path, damage)
+    proc = subprocess.run(CLI + ["consume", "--engine", "spark", "--records", str(records), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"error: {records / FILE}: " in proc.stderr and expected in proc.stderr

@@ -25,6 +25,7 @@ from ticdc_generators.types import TiDBType, all_types_matrix
 from ticdc_generators.values import SETTINGS, domain_for
 
 from ..protocols import protocol_package
+from . import value_forms
 from .roundtrip import canonical, same_value
 
 LEVELS = ("exact", "lossy", "absent")
@@ -225,3 +226,51 @@ def columns_markdown() -> str:
 
 def _option(v: Any) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+# --- accepted forms (checks/value_forms.py) -----------------------------------------------------
+NUMBER_WHY = ("a JSON number is compared by its value: an integral double equals its integer, and a "
+              "float64 is the one the protocol carries whatever digits its writer chose (Go's encoding/json "
+              "writes 2^63 as 9223372036854776000 and 1e21 as 1e+21)")
+
+
+def accepted(t: TiDBType, col: MatrixColumn) -> list[dict]:
+    """The representations a consumer of `col` may write for a value of `t` beside the projection
+    itself: the carried number by value, then the upstream-value forms with their reasons."""
+    options = col.options()
+    out = []
+    number = value_forms.carried_number(t, col.protocol, options)
+    if number is not None:
+        out.append({"form": "number", "why": NUMBER_WHY})
+    out += [{"form": f, "why": why} for f, why in value_forms.accepted_forms(t, col.protocol, options).items()]
+    return out
+
+
+def forms_matrix(types: Optional[list[TiDBType]] = None) -> dict:
+    """{"columns": [...], "rows": [{"type": SQL, "cells": {column: [{"form", "why"}]}}]}, JSON-ready."""
+    rows = [{"type": type_label(t), "cells": {c.name: accepted(t, c) for c in COLUMNS}}
+            for t in (types if types is not None else all_types_matrix())]
+    return {"columns": [c.to_json() for c in COLUMNS], "rows": rows}
+
+
+def forms_markdown(m: dict) -> str:
+    """The forms of each type per column, each with the number of its reason below the table."""
+    names = [c["name"] for c in m["columns"]]
+    out = ["| TiDB type | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    notes: dict[str, int] = {}
+    for r in m["rows"]:
+        cells = []
+        for name in names:
+            forms = [f"{f['form']} [{notes.setdefault(f['why'], len(notes) + 1)}]" for f in r["cells"][name]]
+            cells.append(", ".join(forms) if forms else "as carried")
+        out.append(f"| {r['type']} | " + " | ".join(cells) + " |")
+    out.append("")
+    out += [f"{n}. {why}" for why, n in notes.items()]
+    return "\n".join(out) + "\n"
+
+
+def forms_legend() -> str:
+    lines = ["| form | what the consumer writes |", "|---|---|",
+             "| number | the carried JSON number, in any spelling of the same value |"]
+    lines += [f"| {name} | {form.what} |" for name, form in value_forms.FORMS.items()]
+    return "\n".join(lines) + "\n"

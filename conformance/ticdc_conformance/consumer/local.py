@@ -19,19 +19,16 @@ output says so. Outputs: output.py. The test consumers (tests/consumers/) derive
 """
 from __future__ import annotations
 
-import heapq
 import json
 import shutil
 from itertools import groupby
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-import pyarrow.parquet as pq
-
 from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.sink.records import records_from_batch
 
 from ..errors import ConsumerError
+from ..transport.record_files import RecordFiles
 from .decoder_options import decoder_options
 from .ddl_semantics import AddColumn, NotUnderstood, PartitionsUnknown, effects_of
 from .decode_stage import PartitionDecoders
@@ -41,21 +38,17 @@ from .tables import ConsumerTables
 from .watermarks import WatermarkTracker
 
 MAX_NOTES = 50
+READ_BATCH = 4096  # records read ahead per record file
 NO_WATERMARK_NOTE = ("the stream carries no watermark: row events and DDL were applied at the end of input in "
                      "commit-ts order, with no checkpoint")
 _OP_RANK = {"delete": 0, "update": 1, "insert": 2}
 
 
 def merged_records(records_dir: Path) -> Iterator[KafkaRecord]:
-    """All record files merged by (timestamp, topic, partition, offset), streaming."""
-    def one(path: Path) -> Iterator[tuple]:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
-            for r in records_from_batch(batch):
-                yield (r.timestamp_ms, r.topic, r.partition, r.offset, r)
-
-    streams = [one(p) for p in sorted(Path(records_dir).glob("*.parquet"))]
-    for item in heapq.merge(*streams, key=lambda t: t[:4]):
-        yield item[4]
+    """All record files merged by (timestamp, topic, partition), each in offset order, streaming;
+    a file that is not a record file, or whose rows are not one partition's contiguous offsets,
+    stops the reading with a RecordFileError (a ConsumerError) naming the file and the record."""
+    return iter(RecordFiles(records_dir, READ_BATCH, contiguous=True))
 
 
 class LocalConsumer:

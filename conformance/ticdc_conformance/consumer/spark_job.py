@@ -148,7 +148,8 @@ def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir:
     clock = _StageClock(stage_seconds)
     if isinstance(records, (str, Path)):
         run_dir = Path(records).parent if run_dir is None else run_dir
-        records = spark.read.parquet(str(Path(records).resolve()))
+        from ticdc_conformance.transport.spark_source import record_files_dataframe
+        records = record_files_dataframe(spark, Path(records).resolve())
     run = _Run(spark, manifest, out, work, run_dir, clock)
     with clock("decode"):
         facts, cps, ddls = run.decode(records)

@@ -1,6 +1,7 @@
 """Where the lint reads records from: a record-file directory, or a Kafka topic.
 
-Record files hold one topic-partition each, in offset order (docs/consumer-protocol.md). Broadcast
+Record files hold one topic-partition each, in offset order (docs/consumer-protocol.md); they are
+read and checked by the reader the reference consumers use (transport/record_files.py). Broadcast
 checks compare partitions, so the files are read side by side, merged by Kafka timestamp (ties by
 topic, then partition), each in its own offset order: a broadcast's copies arrive close together
 and nothing is held per partition but a small batch. Kafka's consumer interleaves partitions itself.
@@ -8,16 +9,13 @@ and nothing is held per partition but a small batch. Kafka's consumer interleave
 from __future__ import annotations
 
 import contextlib
-import heapq
-import itertools
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.sink.records import records_from_batch
+
+from ..transport import record_files
+from ..transport.record_files import merge_by_timestamp
 
 # Records read ahead per file: small, since a wide-row value can be hundreds of KiB.
 BATCH_RECORDS = 256
@@ -28,56 +26,27 @@ class LintInputError(ValueError):
     of offset order. Names the file or the record."""
 
 
-def _file_records(path: Path) -> Iterator[KafkaRecord]:
-    try:
-        pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=BATCH_RECORDS):
-            yield from records_from_batch(batch)
-    except (OSError, pa.ArrowException, KeyError, TypeError, ValueError) as e:
-        raise LintInputError(f"{path}: not a record file with Spark's Kafka-source columns "
-                             f"({type(e).__name__}: {e})") from None
-
-
-def merge_by_timestamp(streams: Iterable[Iterator[KafkaRecord]]) -> Iterator[KafkaRecord]:
-    """The records of several partition streams side by side: always the stream whose next record has
-    the smallest Kafka timestamp (ties by topic, partition, then stream), each stream in its own order."""
-    tie = itertools.count()
-    heads = []
-    for records in streams:
-        first = next(records, None)
-        if first is not None:
-            heads.append((first.timestamp_ms, first.topic, first.partition, next(tie), first, records))
-    heapq.heapify(heads)
-    while heads:
-        _, _, _, _, record, records = heads[0]
-        following = next(records, None)
-        if following is None:
-            heapq.heappop(heads)
-        else:
-            heapq.heapreplace(heads, (following.timestamp_ms, following.topic, following.partition, next(tie),
-                                      following, records))
-        yield record
-
-
 class RecordFiles:
-    """The records of a directory's `*.parquet` files, merged by timestamp; `partitions` lists the
-    files' topic-partitions (known before any record is judged)."""
+    """The records of a directory's `*.parquet` files, merged by timestamp, checked by the reader the
+    reference consumers use (transport/record_files.py; offsets may skip, as Kafka's may); `partitions`
+    lists the files' topic-partitions (known before any record is judged)."""
 
     def __init__(self, directory: Path) -> None:
-        files = sorted(Path(directory).glob("*.parquet"))
-        if not files:
-            raise LintInputError(f"{directory}: no record files (*.parquet)")
-        self.partitions: dict[str, set[int]] = {}
-        self._streams: list[Iterator[KafkaRecord]] = []
-        for path in files:
-            records = _file_records(path)
-            first = next(records, None)
-            if first is not None:
-                self.partitions.setdefault(first.topic, set()).add(first.partition)
-                self._streams.append(itertools.chain([first], records))
+        with _as_lint_input():
+            self._files = record_files.RecordFiles(directory, BATCH_RECORDS)
+        self.partitions = self._files.partitions
 
     def __iter__(self) -> Iterator[KafkaRecord]:
-        return merge_by_timestamp(self._streams)
+        with _as_lint_input():
+            yield from self._files
+
+
+@contextlib.contextmanager
+def _as_lint_input() -> Iterator[None]:
+    try:
+        yield
+    except record_files.RecordFileError as e:
+        raise LintInputError(str(e)) from None
 
 
 def in_offset_order(records: Iterable[KafkaRecord]) -> Iterator[KafkaRecord]:

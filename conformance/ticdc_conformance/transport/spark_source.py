@@ -8,6 +8,7 @@ Spark JVM takes packages only when it starts, so a session must be made with `sp
 
 `spark_source` gives the DataFrame of a bounded read, earliest to latest offsets, with exactly the
 columns of record files: key, value, topic, partition, offset, timestamp, timestampType, headers.
+`record_files_dataframe` gives the same DataFrame from record files, their footers checked first.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ticdc_generators.kafka_record import KafkaRecord
 from .errors import TransportError
 from .kafka_io import DEFAULT_TIMEOUT_S, cluster_metadata, publish
 from .maven import Module, ivy_home, ivy_settings, resolve_first
+from .record_files import RecordFileError, check_schema
 
 SUBMIT_ARGS_ENV = "PYSPARK_SUBMIT_ARGS"
 SPARK_GROUP = "org.apache.spark"
@@ -135,6 +137,19 @@ def kafka_dataframe(spark, records_dir: Path, manifest: dict, bootstrap: str, ti
     reads back, the input of the reference Spark consumer."""
     publish(records_dir, bootstrap, manifest, replace=True, timeout_s=timeout_s)
     return spark_source(spark, bootstrap, sorted(manifest["topics"]), timeout_s)
+
+
+def record_files_dataframe(spark, directory: Path):
+    """A record-file directory as Spark reads it, once every file's footer has shown Spark's
+    Kafka-source columns (record_files.check_schema): a garbage, truncated or empty file, or one
+    without a column, is a RecordFileError naming it rather than a failure inside Spark's reader.
+    Rows are not checked here: the decode stage meets them in offset order per partition."""
+    files = sorted(Path(directory).glob("*.parquet"))
+    if not files:
+        raise RecordFileError(f"{directory}: no record files (*.parquet)")
+    for path in files:
+        check_schema(path)
+    return spark.read.parquet(str(Path(directory).resolve()))
 
 
 def spark_records(df) -> Iterator[KafkaRecord]:
