@@ -198,7 +198,14 @@ def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str,
 def consume(records: Path, manifest: Path | None, out: Path, engine: str, master: str | None) -> None:
     """Run a reference consumer over record files and write the final table states."""
     manifest = manifest or records.parent / "manifest.json"
-    m = json.loads(manifest.read_text())
+    try:
+        m = json.loads(manifest.read_text())
+        missing = [k for k in ("protocol", "topics", "sink") if not isinstance(m, dict) or k not in m]
+        if missing:
+            raise ValueError(f"no {', '.join(missing)}")
+    except (OSError, ValueError) as e:
+        click.echo(f"error: {manifest}: not a manifest written by `generate`: {e}", err=True)
+        sys.exit(2)
     try:
         if engine == "spark":
             from .consumer.spark_job import consume as spark_consume, spark_session

@@ -248,3 +248,14 @@ def test_consume_spark_names_a_bad_record_file_before_spark_reads_it(case, tmp_p
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"error: {records / FILE}: " in proc.stderr and expected in proc.stderr
+
+
+@pytest.mark.parametrize("manifest,expected", [(None, "No such file"), ("{not json", "Expecting property name"),
+                                               ('{"protocol": "canal-json"}', "no topics, sink")])
+def test_consume_names_a_missing_or_bad_manifest(case, tmp_path, manifest, expected):
+    shutil.copytree(case / "records", tmp_path / "records")
+    if manifest is not None:
+        (tmp_path / "manifest.json").write_text(manifest)
+    out = _cli_error(["consume", "--engine", "local", "--records", str(tmp_path / "records"), "--out", str(tmp_path / "o")])
+    assert out.startswith(f"error: {tmp_path / 'manifest.json'}: not a manifest written by `generate`: ")
+    assert expected in out
