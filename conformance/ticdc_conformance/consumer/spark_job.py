@@ -72,7 +72,7 @@ from ticdc_conformance.errors import ConsumerError
 MAX_REPORTED_ERRORS = 20
 SMALL_KINDS = ("progress", "watermark", "ddl", "bootstrap", "end")
 SMALL_COLUMNS = ["kind", "topic", "partition", "offset", "seq", "pos_ts", "pos_offset", "commit_ts", "mark", "schema",
-                 "table", "query", "columns", "summary"]
+                 "table", "query", "record_ts", "columns", "summary"]
 _SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint", "binary": "binary", "bool": "boolean"}
 
 
