@@ -40,17 +40,19 @@ def _events_at(case, record: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def lost_deletes(tmp_path_factory):
     work = tmp_path_factory.mktemp("findings")
-    return run_encoding("smoke", 1, "canal-json", work, consumer=consumer("ignores_deletes")), work / "smoke" / "canal-json"
+    result = run_encoding("smoke", 1, "canal-json", work, consumer=consumer("ignores_deletes"))
+    return result, result.case
 
 
 def test_a_lost_delete_names_rule_table_key_commit_ts_record_seed_and_replay(lost_deletes):
     result, case = lost_deletes
-    final = [f for t in result.tables for f in t.findings if "a lost delete?" in f.message]
+    final = [f for t in result.tables for f in t.findings if f.rule == "CONSUMER-DELETE-1"]
     assert final, result.render()
     f = final[0]
     text = f.render(result.context)
-    assert text.startswith(f"[CONSUMER-STATE-1] {f.table} key={json.dumps(f.key, ensure_ascii=False)}:")
-    assert 'CONSUMER-STATE-1 (required, ' in text and quote_start("CONSUMER-STATE-1") in text
+    assert text.startswith(f"[CONSUMER-DELETE-1] {f.table} key={json.dumps(f.key, ensure_ascii=False)}: "
+                           f"upstream deleted this row at ts {f.commit_ts}; the DELETE was not applied")
+    assert 'CONSUMER-DELETE-1 (required, ' in text and quote_start("CONSUMER-DELETE-1") in text
     assert re.search(rf"at: commit ts {f.commit_ts}, record ticdc-smoke/\d+@\d+, seed 1", text), text
     assert "actual row: {" in text and "upstream has none" in text
     assert text.rstrip().endswith("replay: ticdc-conformance run --scenario smoke --seed 1 --protocol canal-json "
@@ -76,7 +78,7 @@ def test_every_finding_of_the_run_is_rendered_with_its_context(lost_deletes):
 def test_a_differing_row_shows_the_deepdiff_of_expected_and_actual(tmp_path):
     result = run_encoding("smoke", 1, "simple-json", tmp_path, consumer="local")
     assert result.conformant, result.render()
-    case = tmp_path / "smoke" / "simple-json"
+    case = result.case
     path = case / "consumer" / "final" / "smoke.orders.ndjson"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     before = rows[0]["note"]
@@ -112,19 +114,20 @@ def test_without_commit_ts_in_the_stream_the_commit_ts_comes_from_upstream(tmp_p
     final = [f for t in result.tables for f in t.findings if f.key is not None]
     assert final, result.render()
     history = [json.loads(line) for line in
-               (tmp_path / "smoke" / "canal-json" / "truth" / "history.ndjson").read_text().splitlines()]
+               (result.case / "truth" / "history.ndjson").read_text().splitlines()]
     key_of = {"smoke.customers": "code", "smoke.orders": "id"}
     # The row left its key at that commit ts upstream: a DELETE, or an UPDATE that changed the key.
     gone = {(ch["table"], ch["before"][key_of[ch["table"]]], e["commit_ts"]) for e in history if e["kind"] == "txn"
             for ch in e["changes"] if ch["before"] is not None
             and (ch["after"] is None or ch["after"][key_of[ch["table"]]] != ch["before"][key_of[ch["table"]]])}
-    lost = [f for f in final if "a lost delete?" in f.message]
+    lost = [f for f in final if f.rule in ("CONSUMER-DELETE-1", "CONSUMER-UPDATE-1")]
     assert lost and all((f.table, f.key[0], f.commit_ts) in gone and f.record for f in lost)
+    assert all(f"at ts {f.commit_ts}" in f.message for f in lost)
 
 
 def test_a_ddl_finding_names_the_ddl_table_and_every_record_that_carried_it(tmp_path):
     result = run_encoding("smoke", 1, "open-protocol", tmp_path, consumer=consumer("applies_ddl_twice"))
-    case = tmp_path / "smoke" / "open-protocol"
+    case = result.case
     manifest = json.loads((case / "manifest.json").read_text())
     ddl_events = [ev for ev in decoded_events(case, manifest) if ev["kind"] == "ddl"]
     twice = [f for f in result.checkpoints.findings if f.rule == "CONSUMER-DDL-1"]
@@ -139,7 +142,7 @@ def test_a_ddl_finding_names_the_ddl_table_and_every_record_that_carried_it(tmp_
         text = f.render(result.context)
         assert text.startswith(f"[CONSUMER-DDL-1] {f.table}: DDL at commit ts {f.commit_ts} ("), text
         assert f"checkpoint {f.checkpoint}, record {named[0]} (copies also at {named[1]}" in text
-        assert ", seed 1" in text and "record unknown" not in text
+        assert ", seed 1" in text and "not named" not in text
 
 
 def test_the_finding_count_includes_the_findings_not_listed():
@@ -209,4 +212,9 @@ def test_row_diff_is_minimal():
         "root['d']": {"expected": "<absent>", "actual": 2},
     }
     f = Finding("CONSUMER-STATE-1", "s.t", [1], "row differs from upstream", row_diff({"a": 1}, {"a": 1.5}))
-    assert "root['a']: 1 -> 1.5" in f.render() and "commit ts unknown" in f.render()
+    assert "root['a']: 1 -> 1.5" in f.render()
+    # Never "unknown": a finding not located says so, and one that cannot be says why.
+    assert "at: commit ts and record not named: not looked up in the stream" in f.render()
+    why = f.located(None, None, "a finding about the whole table, not one change").render()
+    assert "at: commit ts and record not named: a finding about the whole table, not one change" in why
+    assert "unknown" not in why

@@ -32,14 +32,16 @@ import orjson
 
 from ticdc_generators.canonical import row_to_json
 from ticdc_generators.model import DDL, Op, Row, TableSchema, Transaction
-from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.schema_json import table_from_json
 from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_generators.state import TableStates
 
 from ..protocols.common import is_json_int as _is_int
-from .differential import compare_table, project_truth_row
+from .causes import foreign_table
+from .checkpoint_causes import SinceGood, explain_rows
+from .differential import compare_table, extra_columns, project_truth_row
 from .finding import Finding
+from .upstream_history import TableFates, history_events
 from .selection import consumer_table, selectors, unjudged_columns
 from .value_forms import StateForms
 
@@ -189,22 +191,6 @@ class _Truth(TableStates):
         self.expected = expected
 
 
-def _history(manifest: dict, truth: Path) -> Iterator[DDL | Transaction]:
-    """The scenario's history regenerated from the manifest, each event checked against the line
-    truth/history.ndjson holds for it (a truth written from another history would be a false base)."""
-    scenario = get_scenario(manifest["scenario"])
-    time_zone = manifest.get("sink", {}).get("time-zone") or "UTC"
-    with open(Path(truth) / "history.ndjson", "rb") as lines:
-        for n, event in enumerate(scenario.history(manifest["seed"], manifest.get("events"), time_zone), 1):
-            line = lines.readline()
-            want = orjson.loads(line) if line else {}
-            kind = "ddl" if isinstance(event, DDL) else "txn"
-            if (want.get("kind"), want.get("commit_ts")) != (kind, event.commit_ts):
-                raise ValueError(f"truth/history.ndjson line {n} ({want.get('kind')} at {want.get('commit_ts')}) "
-                                 f"differs from the regenerated history ({kind} at {event.commit_ts})")
-            yield event
-
-
 # --- the consumer's states ---------------------------------------------------------------------
 def _table_of(path: Path) -> Name:
     schema, _, table = path.name[: -len(".ndjson")].partition(".")
@@ -350,7 +336,7 @@ class CheckpointCheck:
         self.truth = _Truth(manifest["protocol"], options, self.hidden)
         self.forms = StateForms(self.truth, manifest["protocol"], options)
         self.findings = _Findings()
-        self.history = _history(manifest, self.truth_dir)
+        self.history = history_events(manifest, self.truth_dir)
         self.pending: Optional[DDL | Transaction] = None
         self.checkpoints: list[int] = []
         self.last_ts: Optional[int] = None
@@ -358,6 +344,10 @@ class CheckpointCheck:
         self.early_txns: dict[int, list[list[dict]]] = defaultdict(list)
         self.early_ddls: Counter = Counter()
         self.ddl_tables: dict[tuple[int, str], str] = {}  # (commit ts, query) -> the table the log names
+        self.fates = TableFates()  # what upstream did to each table name, up to the current checkpoint
+        self.gone_views: dict[Name, TableSchema] = {}  # the last view of a table upstream dropped or renamed
+        self.since = SinceGood()
+        self.since_at: dict[int, str] = {}  # per checkpoint with a finding: what was applied since the last good one
 
     @property
     def last_checkpoint(self) -> Optional[int]:
@@ -412,7 +402,9 @@ class CheckpointCheck:
                             continue
                         if kind == "txn":
                             txns[int(ts)].append(entry["rows"])
+                            self.since.txn(int(ts), entry["rows"])
                         else:
+                            self.since.ddl(int(ts), entry["query"])
                             ddls[(int(ts), entry["query"])] += 1
                             self.ddl_tables.setdefault((int(ts), entry["query"]), self._ddl_table(entry))
                     else:
@@ -451,7 +443,10 @@ class CheckpointCheck:
             if event.commit_ts > w:
                 self.pending = event
                 break
-            self.truth.apply(event)
+            if isinstance(event, DDL):
+                self._note_ddl(event)
+            else:
+                self.truth.apply(event)
             if isinstance(event, Transaction):
                 applied = txns.pop(event.commit_ts, []) + self.early_txns.pop(event.commit_ts, [])
                 self._match_txn(event.commit_ts, applied, w)
@@ -460,9 +455,18 @@ class CheckpointCheck:
         self._leftovers(w, prev, txns, ddls)
         if states is not None:
             states.advance(w, self.forms.state_row)
-            self._compare(w, states)
+            if self._compare(w, states):
+                self.since.reset(w)
         self.checkpoints.append(w)
         return True
+
+    def _note_ddl(self, ddl: DDL) -> None:
+        """Applies a DDL upstream, noting what it did to table names and the last view of a table it removes."""
+        before = dict(self.truth.schemas)
+        self.fates.note(ddl, list(before))
+        self.truth.apply(ddl)
+        for name in before.keys() - self.truth.schemas.keys():
+            self.gone_views[name] = consumer_table(before[name], self.truth.chosen)
 
     def _match_ddl(self, ddl: DDL, ddls: Counter, w: int) -> None:
         ident = (ddl.commit_ts, ddl.query)
@@ -485,8 +489,8 @@ class CheckpointCheck:
                               f"checkpoint {w} passed it", commit_ts=ts, checkpoint=w)
         for (name, key), n in sorted((got - self.truth.expected).items()):
             self.findings.add("CONSUMER-DEDUP-1", _qualified(name), _key_list(key),
-                              f"{n} row event(s) applied at commit ts {ts} beyond what upstream committed there "
-                              "(a re-sent event applied twice?)", commit_ts=ts, checkpoint=w)
+                              f"{n} row event(s) applied at commit ts {ts} beyond the row events upstream "
+                              "committed there for this key", commit_ts=ts, checkpoint=w)
 
     def _leftovers(self, w: int, prev: Optional[int], txns: dict[int, list], ddls: Counter) -> None:
         for ts in sorted(txns):
@@ -545,7 +549,8 @@ class CheckpointCheck:
             return name, b""
         return name, self.truth.key_of(name, self.forms.key_row(name, image or {}))  # a key 1.0 is the key 1
 
-    def _compare(self, w: int, states: _States) -> None:
+    def _compare(self, w: int, states: _States) -> bool:
+        """Compares the tables that changed at checkpoint W; True when they are all right."""
         by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))
         for name, image in self.truth.dirty | states.dirty:
             diff = self.truth.counts[name][image] - states.counts[name][image]
@@ -553,16 +558,21 @@ class CheckpointCheck:
                 by_table[name][0 if diff > 0 else 1].extend([orjson.loads(image)] * abs(diff))
         for name in sorted(by_table):
             expected, actual = by_table[name]
+            self.since_at.setdefault(w, self.since.text())
             if name not in self.truth.schemas:
-                self.findings.add("CONSUMER-CHECKPOINT-1", _qualified(name), None,
-                                  f"at checkpoint {w} the consumer's table holds {len(actual)} row(s) it should not: "
-                                  "the table does not exist upstream then (a DROP or RENAME not applied?)",
-                                  once=("table", name), checkpoint=w)
+                f = foreign_table(_qualified(name), actual, self.gone_views.get(name), self.fates, checkpoint=w)
+                self.findings.add(f.rule, f.table, None, f.message, once=("table", name), checkpoint=w,
+                                  commit_ts=f.commit_ts, ddl=f.ddl)
                 continue
-            for f in compare_table(self.truth.view(name), expected, actual):
+            view = self.truth.view(name)
+            for f in extra_columns(view, actual):  # once per column, then the rows compare without it
+                self.findings.add(f.rule, f.table, f.key, f"at checkpoint {w}: {f.message}", once=("column", f.message),
+                                  checkpoint=w, actual=f.actual)
+            for f in compare_table(view, expected, actual):
                 self.findings.add("CONSUMER-CHECKPOINT-1", f.table, f.key, f"at checkpoint {w}: {f.message}", f.diff,
                                   once=(name, orjson.dumps(f.key) if f.key is not None else f.message),
                                   checkpoint=w, expected=f.expected, actual=f.actual)
+        return not by_table
 
 
 def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict) -> CheckpointVerdict:
@@ -572,7 +582,11 @@ def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict) -> Ch
         return CheckpointVerdict(False, 0, "the consumer wrote no applied.ndjson: the checkpoint check was not "
                                  "possible, it is checked on its final state only")
     try:
-        return CheckpointCheck(truth_dir, consumer_out, manifest).run()
+        check = CheckpointCheck(truth_dir, consumer_out, manifest)
+        verdict = check.run()
+        verdict.findings = explain_rows(verdict.findings, truth_dir, manifest, check.hidden, check.since_at,
+                                        all_listed=not verdict.suppressed)
+        return verdict
     except ConsumerOutputError as e:
         return CheckpointVerdict(False, 0, "the consumer's output could not be read",
                                  [Finding("CONSUMER-OUTPUT-1", e.table or LOG, None, str(e))])

@@ -18,6 +18,9 @@ import orjson
 from deepdiff import DeepDiff
 
 ABSENT_TEXT = "<absent>"
+# The words of a CONSUMER-DEDUP-1 finding whose cause is known from the consumer's table alone (the
+# same image twice); checks/causes.py looks up the history for the others.
+APPLIED_TWICE = "a row event applied more than once"
 QUOTE_CHARS = 160
 # Rules the suite itself states for a consumer's output (docs/consumer-rules.md); the specs say
 # nothing of these files, so the catalogue cannot quote them.
@@ -56,10 +59,13 @@ class Finding:
     expected: Optional[dict] = None  # the row upstream (projected), when there is one
     actual: Optional[dict] = None  # the consumer's row, when there is one
     ddl: Optional[str] = None  # the query of the DDL the finding is about (its record is the DDL's)
+    unlocated: Optional[str] = None  # why no commit ts or record can be named, where none is
 
-    def located(self, commit_ts: Optional[int], record: Optional[str]) -> "Finding":
-        return replace(self, commit_ts=self.commit_ts if self.commit_ts is not None else commit_ts,
-                       record=self.record or record)
+    def located(self, commit_ts: Optional[int], record: Optional[str], why: Optional[str] = None) -> "Finding":
+        """With commit ts and record filled in where they were not; `why` says what keeps one unknown."""
+        f = replace(self, commit_ts=self.commit_ts if self.commit_ts is not None else commit_ts,
+                    record=self.record or record)
+        return f if f.commit_ts is not None and f.record else replace(f, unlocated=why or self.unlocated)
 
     def to_json(self, encoding: Optional[str] = None) -> dict:
         return ({k: v for k, v in asdict(self).items() if v is not None and v != {}}
@@ -126,10 +132,14 @@ def render_finding(f: Finding, context: Optional[RunContext] = None) -> str:
     where = f"{f.table} key={_json(f.key)}" if f.key is not None else f.table
     encoding = context.encoding if context is not None else None
     lines = [f"[{f.rule}] {where}: {f.message}", f"    rule: {rule_quote(f.rule, encoding)}"]
-    at = [f"commit ts {f.commit_ts}" if f.commit_ts is not None else "commit ts unknown"]
+    at = [f"commit ts {f.commit_ts}"] if f.commit_ts is not None else []
     if f.checkpoint is not None:
         at.append(f"checkpoint {f.checkpoint}")
-    at.append(f"record {f.record}" if f.record else "record unknown")
+    if f.record:
+        at.append(f"record {f.record}")
+    if f.commit_ts is None or not f.record:
+        missing = "record" if f.commit_ts is not None else "commit ts" if f.record else "commit ts and record"
+        at.append(f"{missing} not named: {f.unlocated or 'not looked up in the stream (the finding was not located)'}")
     if context is not None:
         at.append(f"seed {context.seed}")
     lines.append("    at: " + ", ".join(at))

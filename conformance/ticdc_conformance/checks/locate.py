@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -65,12 +66,18 @@ def _coordinates(ev: dict[str, Any]) -> str:
 
 
 def _stream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]], wanted: set[tuple[Name, str]],
-                   want_ddls: bool) -> tuple[dict[tuple[Name, str], list[Write]], list[dict[str, Any]]]:
-    """The writes of every wanted key, and (when `want_ddls`) every DDL event with its coordinates,
-    both in arrival order; one pass over the records."""
+                   want_ddls: bool, wanted_ts: set[int] = frozenset()
+                   ) -> tuple[dict[tuple[Name, str], list[Write]], list[dict[str, Any]], dict[tuple[int, str], str]]:
+    """The writes of every wanted key, (when `want_ddls`) every DDL event with its coordinates, both
+    in arrival order, and the first record of every wanted commit ts (per table, and under "" for
+    any table); one pass over the records."""
     writes: dict[tuple[Name, str], list[Write]] = defaultdict(list)
     ddls: list[dict[str, Any]] = []
+    first_at: dict[tuple[int, str], str] = {}
     for ev in decoded_events(case, manifest):
+        if ev.get("commit_ts") in wanted_ts and ev["kind"] == "row":
+            first_at.setdefault((ev["commit_ts"], f"{ev['schema']}.{ev['table']}"), _coordinates(ev))
+            first_at.setdefault((ev["commit_ts"], ""), _coordinates(ev))
         if ev["kind"] == "ddl":
             if want_ddls:
                 ddls.append({"commit_ts": ev["commit_ts"], "query": ev["query"], "where": _coordinates(ev),
@@ -86,7 +93,7 @@ def _stream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]]
             if token is not None and (name, token) in wanted:
                 writes[(name, token)].append((ev["commit_ts"], _coordinates(ev)))
                 break
-    return writes, ddls
+    return writes, ddls, first_at
 
 
 def _upstream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]],
@@ -161,29 +168,36 @@ def record_coordinates(record: str) -> list[str]:
 
 
 def locate_findings(findings: list[Finding], case: Path, manifest: dict) -> list[Finding]:
-    """`findings` with commit ts and record filled in where the stream (or upstream) tells them."""
+    """`findings` with commit ts and record filled in where the stream (or upstream) tells them, and
+    where neither does, why (`Finding.unlocated`)."""
     keyed = [f for f in findings if f.key is not None and (f.record is None or f.commit_ts is None)]
     about_ddl = any(f.ddl is not None and f.record is None for f in findings)
+    # A finding about a transaction as a whole (order, watermark) names the first record of its commit ts.
+    wanted_ts = {f.commit_ts for f in findings if f.key is None and f.ddl is None and f.commit_ts is not None
+                 and f.record is None}
     cols: dict[Name, tuple[str, ...]] = {}
     wanted: set[tuple[Name, str]] = set()
+    tables = load_truth_tables(Path(case) / "truth")
     if keyed:
-        tables = load_truth_tables(Path(case) / "truth")
         chosen = selectors(manifest["sink"])
         cols = {f.table: consumer_table(tables[f.table], chosen).handle_key for f in keyed if f.table in tables}
         wanted = {(f.table, key_order_token(f.key)) for f in keyed if f.table in cols}
-    if not wanted and not about_ddl:
-        return findings
-    writes, ddls = _stream_writes(Path(case), manifest, cols, wanted, about_ddl)
+    if not wanted and not about_ddl and not wanted_ts:
+        return [f if f.commit_ts is not None and f.record else f.located(None, None, _why(f, tables)) for f in findings]
+    writes, ddls, first_at = _stream_writes(Path(case), manifest, cols, wanted, True, wanted_ts)
     upstream: Optional[dict] = None
     out = []
     for f in findings:
         if f.ddl is not None and f.record is None:
             # A broadcast DDL has a copy in every partition: the others are named as copies, not re-sends.
-            out.append(f.located(None, _record_text(_ddl_copies(ddls, f), "copies also at")))
+            out.append(f.located(None, _record_text(_ddl_copies(ddls, f), "copies also at"),
+                                 "no record of the stream carries this DDL"))
             continue
         slot = (f.table, key_order_token(f.key)) if f.key is not None else None
         if slot not in wanted:
-            out.append(f)
+            record = first_at.get((f.commit_ts, f.table)) or first_at.get((f.commit_ts, "")) \
+                if f.commit_ts is not None else None
+            out.append(f.located(None, record, _why(f, tables)))
             continue
         copies = _pick(writes.get(slot, []), f)
         ts = copies[0][0] if copies else None
@@ -194,4 +208,49 @@ def locate_findings(findings: list[Finding], case: Path, manifest: dict) -> list
             earlier = [t for t in upstream.get(slot, []) if t <= bound]
             ts = max(earlier) if earlier else None
         out.append(f.located(ts, _record_text(copies)))
+    return _by_upstream_history(out, case, manifest, cols, ddls)
+
+
+def _by_upstream_history(findings: list[Finding], case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]],
+                         ddls: list[dict[str, Any]]) -> list[Finding]:
+    """Findings about a key no row event of the stream wrote (up to their checkpoint) take the last
+    upstream change to it from the history: a DDL (RENAME, EXCHANGE PARTITION, ADD COLUMN) that moved
+    or rewrote the row names that DDL's record."""
+    from .upstream_history import RowQuestions, trace
+
+    lost = [i for i, f in enumerate(findings) if f.key is not None and f.commit_ts is None and f.table in cols]
+    if not lost:
+        return findings
+    questions = RowQuestions()
+    asked = {i: questions.ask(findings[i].table, findings[i].key, {},
+                              findings[i].checkpoint if findings[i].checkpoint is not None else math.inf)
+             for i in lost}
+    trace(questions, manifest, Path(case) / "truth", cols, {})
+    out = list(findings)
+    for i, q in asked.items():
+        f, last = findings[i], questions.asked[q].last_change
+        if last is None:
+            out[i] = replace(f, unlocated="upstream never wrote this key" + (
+                " up to the checkpoint" if f.checkpoint is not None else ""))
+            continue
+        ts, query = last
+        copies = _ddl_copies(ddls, replace(f, commit_ts=ts, ddl=query)) if query is not None else []
+        why = f"upstream's last change to this key is the DDL at ts {ts} ({query})" if query is not None else \
+            "the row event that wrote this key is in no record of the stream"
+        out[i] = replace(f, commit_ts=ts, unlocated=None).located(ts, _record_text(copies, "copies also at"), why)
     return out
+
+
+def _why(f: Finding, tables: dict) -> str:
+    """Why a finding not about one key, DDL or transaction names no commit ts or record."""
+    if f.rule == "CONSUMER-OUTPUT-1":
+        return "a finding about the consumer's output files, not about an upstream change"
+    if f.rule == "CONSUMER-TABLE-1":
+        return "upstream never created this table: no record carries it"
+    if f.key is None and (f.actual is not None or f.expected is not None):
+        return "a row of a table without a key, known by its whole image only"
+    if f.key is not None and f.table not in tables:
+        return "a table upstream never had"
+    if f.commit_ts is not None:
+        return "no row event of the stream carries this commit ts"
+    return "a finding about the whole table, not one change"

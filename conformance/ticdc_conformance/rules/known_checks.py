@@ -5,7 +5,7 @@ fidelity projections, the reference decoders' validations), so their rules are l
 with the code that enforces them (`target`, "module:qualname"); tests/unit/test_rules.py imports
 every target, so an entry cannot outlive the code it names. Modules referred to:
 
-- ticdc_conformance.checks.differential, .checkpoints, .golden, .fidelity (through the protocols' fidelity modules)
+- ticdc_conformance.checks.differential, .checkpoints, .causes, .golden, .fidelity (through the protocols' fidelity modules)
 - ticdc_conformance.protocols.open_protocol.{framing, decoder, values}
 - ticdc_conformance.protocols.canal_json.{decoder, rows, java_type, mysql_type, values}
 - ticdc_conformance.protocols.debezium.{decoder, values}
@@ -26,12 +26,19 @@ _C = "ticdc_conformance.checks"
 KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     # --- checks/ ----------------------------------------------------------------------------------
     ("differential.final-state", f"{_C}.differential:check_final_state",
-     ("CONSUMER-STATE-1", "CONSUMER-DEDUP-1"),
-     "a consumer's final tables equal the ground truth projected onto the protocol's fidelity; "
-     "a table state holding a key twice breaks CONSUMER-DEDUP-1"),
+     ("CONSUMER-STATE-1", "CONSUMER-DEDUP-1", "CONSUMER-TABLE-1", "CONSUMER-COLUMN-1", "CONSUMER-ROW-1"),
+     "a consumer's final tables equal the ground truth projected onto the protocol's fidelity; every "
+     "final/ file is judged: a table upstream does not hold breaks CONSUMER-TABLE-1, a column the table "
+     "lacks CONSUMER-COLUMN-1, a row under a key upstream never wrote CONSUMER-ROW-1, the same row held "
+     "twice CONSUMER-DEDUP-1"),
+    ("causes.surplus-rows", f"{_C}.causes:explain",
+     ("CONSUMER-DELETE-1", "CONSUMER-UPDATE-1", "CONSUMER-DDL-3", "CONSUMER-DEDUP-1", "CONSUMER-ROW-1"),
+     "a row the consumer holds beyond upstream's, in its final tables or at a checkpoint, named by what "
+     "upstream did to it (checks/upstream_history.py): deleted, replaced by an UPDATE, removed by a DDL, "
+     "held once upstream, never written"),
     ("checkpoints.applied-log", f"{_C}.checkpoints:check_checkpoints",
      ("CONSUMER-CHECKPOINT-1", "CONSUMER-DDL-1", "CONSUMER-DDL-2", "CONSUMER-DEDUP-1", "CONSUMER-LOSS-1",
-      "CONSUMER-ORDER-1", "CONSUMER-WATERMARK-1"),
+      "CONSUMER-ORDER-1", "CONSUMER-WATERMARK-1", "CONSUMER-TABLE-1", "CONSUMER-COLUMN-1"),
      "a consumer's applied log and its tables at every checkpoint it recorded, against the ground truth"),
     ("differential.cross-encoding", f"{_C}.cross_encoding:check_encodings_agree",
      ("CANAL-DML-1", "DBZ-MESSAGE-2", "OPEN-EVENTS-1", "SIMPLE-DML-2"),
