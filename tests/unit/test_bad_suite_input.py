@@ -100,6 +100,17 @@ def test_every_typed_sink_uri_parameter_refuses_what_go_does_not_parse(key, bad,
     assert str(e.value).startswith(f"sink URI {uri}: parameter {key} ") and expected in str(e.value)
 
 
+def test_a_toml_only_option_in_a_sink_uri_is_told_its_toml_section():
+    toml_only = [(path, key) for path, known in cf._SECTIONS.items() for key, kind in known.items()
+                 if kind != cf.NO_EFFECT and key not in cf._URI]
+    assert toml_only
+    for path, key in toml_only:
+        with pytest.raises(cf.ChangefeedConfigError) as e:
+            cf.parse_sink_uri(f"kafka://h/t?{key}=1", BASE)
+        assert f"unknown sink URI parameter {key!r}; it is a changefeed TOML option of " in str(e.value)
+        assert cf._section_name(path) in str(e.value)
+
+
 @pytest.mark.parametrize("text,value", [(t, True) for t in ("1", "t", "T", "TRUE", "true", "True")]
                          + [(t, False) for t in ("0", "f", "F", "FALSE", "false", "False")])
 def test_sink_uri_booleans_read_as_go_reads_them(text, value):

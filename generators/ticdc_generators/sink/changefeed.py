@@ -117,7 +117,7 @@ def _section_name(path: tuple[str, ...]) -> str:
     return f"[{'.'.join(path)}]" if path else "the top level"
 
 
-def _belongs(key: str, path: tuple[str, ...]) -> str:
+def _belongs(key: str, path: Optional[tuple[str, ...]]) -> str:
     """Where else `key` is an option or a section, from the loader's own tables ("" if nowhere)."""
     places = [_section_name(p) for p, known in sorted(_SECTIONS.items()) if key in known and p != path]
     places += [f"{_section_name(p[:-1])} (as [{'.'.join(p)}])"
@@ -294,7 +294,8 @@ def parse_sink_uri(uri: str, base: SinkConfig) -> Changefeed:
         elif key in _URI_NO_EFFECT:
             without_effect.append(key)
         else:
-            problems.append(f"unknown sink URI parameter {key!r}")
+            toml = _belongs(key, None).replace("it belongs in", "it is a changefeed TOML option of", 1)
+            problems.append(f"unknown sink URI parameter {key!r}{toml}")
     if problems:
         raise ChangefeedConfigError(f"sink URI {uri}: " + "; ".join(problems))
     try:
