@@ -177,20 +177,20 @@ class _Tracker(TableStates):
         self._ts = 0
         self._ddl: Optional[DDL] = None
         self._txn_causes: dict[tuple[Name, tuple], tuple[str, Optional[Row]]] = {}
-        self._views: dict[tuple[Name, int], TableSchema] = {}
+        self._views: dict[Name, tuple[TableSchema, TableSchema, TableSchema]] = {}  # schema, its view, key columns
 
     def _projected(self, name: Name, row: Row, whole: bool) -> dict:
         from .differential import project_truth_row  # differential asks this module; imported when used
 
         schema = self.schemas[name]
-        view = self._views.get((name, id(schema)))
-        if view is None:
+        cached = self._views.get(name)
+        if cached is None or cached[0] is not schema:  # a new schema version: its views once
             view = consumer_table(schema, self.chosen)
-            self._views = {(name, id(schema)): view}  # one table's current view is all a pass needs at a time
-        cols = self.key_columns.get(qualified(name), ())
-        if not whole and cols:
-            view = replace(view, columns=tuple(c for c in view.columns if c.name in cols))
-        return project_truth_row(view, row_to_json(schema, row), self.protocol, self.options)
+            cols = self.key_columns.get(qualified(name), ())
+            keys = replace(view, columns=tuple(c for c in view.columns if c.name in cols)) if cols else view
+            cached = self._views[name] = (schema, view, keys)
+        return project_truth_row(cached[1] if whole else cached[2], row_to_json(schema, row), self.protocol,
+                                 self.options)
 
     def _token(self, name: Name, row: Row) -> Optional[str]:
         cols = self.key_columns.get(qualified(name), ())
