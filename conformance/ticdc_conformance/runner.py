@@ -20,7 +20,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.sink.config import SinkConfig
@@ -62,8 +62,9 @@ class EncodingResult:
     consumer_log: Optional[Path] = None  # the consumer program's stdout and stderr
     watermarks: bool = False  # the stream carries watermarks (protocols/watermarks.py)
     final_state_only: bool = False  # --final-state-only: a final-state-only outcome passes
-    # Rows whose outcome depends on an order the stream does not convey: (table, key, reason).
-    undecidable: list = field(default_factory=list)
+    # Rows whose outcome depends on an order the stream does not convey: {table, key, reason}
+    # (checks/arrival_order.py); listed, never findings.
+    undecidable: list[dict] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -180,8 +181,7 @@ class EncodingResult:
             where = " and ".join(str(p) for p in full_list) or "the JSON summary (--report)"
             lines.append(f"  (the first {per_rule} findings of each rule are shown; every finding is in {where})")
         for u in (self.undecidable if per_rule is None else self.undecidable[:per_rule]):
-            u = _undecidable_json(u)
-            lines.append(f"  undecidable: {u.get('table')} key={json.dumps(u.get('key'))}: {u.get('reason')}")
+            lines.append(f"  undecidable: {u['table']} key={json.dumps(u['key'])}: {u['reason']}")
         if per_rule is not None and len(self.undecidable) > per_rule:
             lines.append(f"  … {len(self.undecidable) - per_rule} more undecidable row(s)")
         if self.outcome != CONFORMANT:
@@ -202,18 +202,13 @@ class EncodingResult:
             "checkpoints": self.checkpoints.to_json(self.encoding) if self.checkpoints is not None else None,
             "tables": [{"table": t.table, "expected_rows": t.expected_rows, "actual_rows": t.actual_rows,
                         "findings": [f.to_json(self.encoding) for f in t.findings]} for t in self.tables],
-            "undecidable": [_undecidable_json(u) for u in self.undecidable],
+            "undecidable": self.undecidable,
         }
 
     def write_result_file(self) -> None:
         """CASE/result.json: the whole verdict, every finding."""
         if self.result_file is not None:
             self.result_file.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
-
-
-def _undecidable_json(entry: Any) -> dict:
-    """An undecidable row as {table, key, reason}: the checks give a mapping or an object with to_json()."""
-    return dict(entry) if isinstance(entry, dict) else entry.to_json()
 
 
 def consumer_log(consumer: str, case: Path) -> Optional[Path]:
@@ -293,7 +288,7 @@ def _check(result: EncodingResult, case: Path, manifest: dict, out: Path) -> Non
     result.checkpoints = check_checkpoints(case / "truth", out, manifest)
     _locate(result, case, manifest)
     # Rows whose outcome no consumer could know (no commit ts), reported by the final-state check.
-    result.undecidable = [u for t in result.tables for u in getattr(t, "undecidable", ())]
+    result.undecidable = [u for t in result.tables for u in t.undecidable]
 
 
 _CASE_KEYS = ("scenario", "seed", "encoding", "protocol", "sink", "records")

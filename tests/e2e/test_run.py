@@ -247,3 +247,15 @@ def test_a_final_only_consumer_of_a_stream_without_watermarks_conforms(tmp_path,
 def test_the_most_severe_outcome_gives_the_exit_status():
     assert overall_exit([]) == 0 and overall_exit([0, 0]) == 0
     assert overall_exit([0, 4]) == 4 and overall_exit([4, 1, 0]) == 1 and overall_exit([1, 3, 4]) == 3
+
+
+def test_the_pytest_fixture_fails_a_final_state_only_consumer_unless_told(tmp_path):
+    (tmp_path / "test_my_consumer.py").write_text(
+        "def test_my_consumer(ticdc_conformance):\n"
+        f"    result = ticdc_conformance.run('simple-json', consumer={FINAL_ONLY!r})\n"
+        "    assert result.conformant, result.outcome\n")
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_consumer.py"]
+    strict = subprocess.run(pytest_cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert strict.returncode == 1 and "AssertionError: final state only" in strict.stdout, strict.stdout
+    accepted = subprocess.run(pytest_cmd + ["--ticdc-final-state-only"], capture_output=True, text=True, cwd=tmp_path)
+    assert accepted.returncode == 0 and "1 passed" in accepted.stdout, accepted.stdout
