@@ -551,6 +551,7 @@ class CheckpointCheck:
 
     def _compare(self, w: int, states: _States) -> bool:
         """Compares the tables that changed at checkpoint W; True when they are all right."""
+        listed = len(self.findings.items)
         by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))
         for name, image in self.truth.dirty | states.dirty:
             diff = self.truth.counts[name][image] - states.counts[name][image]
@@ -558,7 +559,6 @@ class CheckpointCheck:
                 by_table[name][0 if diff > 0 else 1].extend([orjson.loads(image)] * abs(diff))
         for name in sorted(by_table):
             expected, actual = by_table[name]
-            self.since_at.setdefault(w, self.since.text())
             if name not in self.truth.schemas:
                 f = foreign_table(_qualified(name), actual, self.gone_views.get(name), self.fates, checkpoint=w)
                 self.findings.add(f.rule, f.table, None, f.message, once=("table", name), checkpoint=w,
@@ -572,6 +572,8 @@ class CheckpointCheck:
                 self.findings.add("CONSUMER-CHECKPOINT-1", f.table, f.key, f"at checkpoint {w}: {f.message}", f.diff,
                                   once=(name, orjson.dumps(f.key) if f.key is not None else f.message),
                                   checkpoint=w, expected=f.expected, actual=f.actual)
+        if len(self.findings.items) > listed:  # kept for the checkpoints whose findings are listed only
+            self.since_at[w] = self.since.text()
         return not by_table
 
 

@@ -30,7 +30,10 @@ Name = tuple[str, str]
 # DDLs that make a table name appear or vanish: what CONSUMER-TABLE-1 tells of a table.
 _NAME_DDLS = (DDLType.CREATE_TABLE, DDLType.DROP_TABLE, DDLType.DROP_SCHEMA, DDLType.RENAME_TABLE,
               DDLType.TRUNCATE_TABLE)
-_WORDS = {DDLType.TRUNCATE_TABLE: "truncated", DDLType.DROP_TABLE: "dropped", DDLType.DROP_SCHEMA: "dropped"}
+# What a DDL did to the rows it took from a table (ADD COLUMN and the like rewrite a row's image).
+_WORDS = {DDLType.TRUNCATE_TABLE: "truncated", DDLType.DROP_TABLE: "dropped", DDLType.DROP_SCHEMA: "dropped",
+          DDLType.DROP_TABLE_PARTITION: "removed", DDLType.TRUNCATE_TABLE_PARTITION: "removed",
+          DDLType.EXCHANGE_TABLE_PARTITION: "moved to the other table"}
 
 
 def qualified(name: Name) -> str:
@@ -119,7 +122,7 @@ class Gone:
     commit_ts: int
     moved_to: Optional[list] = None  # an UPDATE that changed the key: the key the row moved to
     ddl: Optional[str] = None  # the query of the DDL that removed it
-    ddl_type: Optional[str] = None
+    ddl_type: Optional[DDLType] = None
     renamed_to: Optional[str] = None  # a RENAME: where the rows went
 
 
@@ -246,7 +249,7 @@ class _Tracker(TableStates):
             d = self._ddl
             renamed = qualified((d.table_after.schema, d.table_after.table)) \
                 if d.ddl_type is DDLType.RENAME_TABLE and d.table_after is not None else None
-            return Gone("ddl", ts, ddl=d.query, ddl_type=d.ddl_type.name, renamed_to=renamed)
+            return Gone("ddl", ts, ddl=d.query, ddl_type=d.ddl_type, renamed_to=renamed)
         cause = self._txn_causes.get((name, key))
         if cause is None:
             return None
@@ -274,5 +277,5 @@ def ddl_words(gone: Gone) -> str:
     """What the DDL that removed rows did to them, in the words of a finding."""
     if gone.renamed_to is not None:
         return f"DDL at ts {gone.commit_ts} ({gone.ddl}) moved them to {gone.renamed_to}"
-    verb = _WORDS.get(DDLType[gone.ddl_type], "removed") if gone.ddl_type in DDLType.__members__ else "removed"
+    verb = _WORDS.get(gone.ddl_type, "rewrote")
     return f"DDL at ts {gone.commit_ts} ({gone.ddl}) {verb} them"
