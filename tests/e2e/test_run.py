@@ -14,9 +14,13 @@ import pytest
 from ticdc_conformance.consumer.local import consume_local
 from ticdc_conformance.consumer.spark_job import consume
 from ticdc_conformance.errors import ConsumerError
+from ticdc_conformance.events import DecodedWatermark
 from ticdc_conformance.outcome import overall_exit
+from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols.watermarks import carries_watermarks
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE, run_encoding
 from ticdc_generators.pipeline import config_for, encoding_names, generate
+from ticdc_generators.sink.records import iter_record_files
 
 from ..conftest import CLI, ROOT
 
@@ -242,6 +246,20 @@ def test_a_final_only_consumer_of_a_stream_without_watermarks_conforms(tmp_path,
     [summary] = (tmp_path / "r").glob("*.summary.json")
     [r] = json.loads(summary.read_text())["results"]
     assert (r["outcome"], r["watermarks"], r["final_state_only"]) == ("conformant", False, False)
+
+
+@pytest.mark.parametrize("encoding,extension", [(e, x) for e in encoding_names() for x in (False, True)])
+def test_whether_a_stream_carries_watermarks_is_what_its_decoded_records_hold(tmp_path, encoding, extension):
+    """carries_watermarks reads the manifest's sink options; the decoders find a watermark in the
+    records exactly when it says so."""
+    m = generate("smoke", 1, config_for("smoke", encoding, enable_tidb_extension=extension), tmp_path)
+    decoders = {}
+    decoded = [ev for r in iter_record_files(tmp_path / "records")
+               for ev in decoders.setdefault((r.topic, r.partition),
+                                             protocol_package(m["protocol"]).new_decoder(m["sink"])).decode(r)]
+    assert any(isinstance(ev, DecodedWatermark) for ev in decoded) is carries_watermarks(m["protocol"], m["sink"])
+    assert carries_watermarks(m["protocol"], m["sink"]) is (extension or encoding in ("open-protocol", "simple-json",
+                                                                                       "simple-avro"))
 
 
 def test_the_most_severe_outcome_gives_the_exit_status():
