@@ -123,21 +123,30 @@ def test_sink_uri_integers_take_a_sign_as_go_does():
     assert cf.parse_sink_uri("kafka://h/t?protocol=canal-json&partition-num=%2B4", BASE).sink.partition_num == 4
 
 
-def test_the_cli_refuses_a_mistyped_toml_option_naming_option_file_and_type(tmp_path):
+def _generate_with_changefeed(tmp_path, text: str) -> tuple:
+    """(the TOML's path, the one error `generate` gives for it)."""
     toml = tmp_path / "changefeed.toml"
-    toml.write_text('[sink]\nprotocol = "canal-json"\n[sink.kafka-config.codec-config]\nenable-tidb-extension = "yes"\n')
+    toml.write_text(text)
     out = _cli_error(["generate", "--protocol", "canal-json", "--changefeed", str(toml), "--out", str(tmp_path / "o")])
-    assert str(toml) in out and "'sink.kafka-config.codec-config.enable-tidb-extension'" in out
-    assert "not a boolean" in out
+    return toml, " ".join(out.split())
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('[sink]\nprotocol = "canal-json"\n[sink.kafka-config.codec-config]\nenable-tidb-extension = "yes"\n',
+     ["'sink.kafka-config.codec-config.enable-tidb-extension' is 'yes' (a string), not a boolean"]),
+    ('[sink]\ndispatchers = [{matcher = ["*.*"], partition = "by-moon-phase"}]\n',
+     ["sink.dispatchers[0].partition is 'by-moon-phase', not one of", "'index-value'"]),
+])
+def test_the_cli_refuses_a_mistyped_toml_option_naming_option_file_and_type(tmp_path, text, expected):
+    toml, out = _generate_with_changefeed(tmp_path, text)
+    assert out.startswith("Usage:") and f"Error: changefeed TOML {toml}: " in out
+    assert all(e in out for e in expected), out
     assert not (tmp_path / "o").exists()
 
 
 def test_the_cli_tells_a_misplaced_option_where_it_belongs(tmp_path):
-    toml = tmp_path / "changefeed.toml"
-    toml.write_text('protocol = "canal-json"\n[sink.kafka-config]\nenable-tidb-extension = true\n'
-                    '[sink]\nintegrity-check-level = "correctness"\n')
-    out = " ".join(_cli_error(["generate", "--protocol", "canal-json", "--changefeed", str(toml),
-                               "--out", str(tmp_path / "o")]).split())
+    _, out = _generate_with_changefeed(tmp_path, 'protocol = "canal-json"\n[sink.kafka-config]\n'
+                                                 'enable-tidb-extension = true\n[sink]\nintegrity-check-level = "correctness"\n')
     assert "'protocol': TiCDC has no such option in the top level; it belongs in [sink]" in out
     assert "it belongs in [sink.kafka-config.codec-config]" in out
     assert "'sink.integrity-check-level'" in out and "it belongs in [integrity]" in out
@@ -270,3 +279,9 @@ def test_consume_names_a_missing_or_bad_manifest(case, tmp_path, manifest, expec
     out = _cli_error(["consume", "--engine", "local", "--records", str(tmp_path / "records"), "--out", str(tmp_path / "o")])
     assert out.startswith(f"error: {tmp_path / 'manifest.json'}: not a manifest written by `generate`: ")
     assert expected in out
+
+
+def test_a_dispatcher_naming_a_missing_index_fails_the_changefeed_cleanly(tmp_path):
+    _, out = _generate_with_changefeed(
+        tmp_path, '[sink]\ndispatchers = [{matcher = ["*.*"], partition = "index-value", index = "nope"}]\n')
+    assert "the simulated TiCDC changefeed fails" in out and "index 'nope' not found in" in out

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qsl, urlparse
 
-from .config import ColumnSelector, DispatchRule, SinkConfig
+from .config import PARTITION_DISPATCHERS, ColumnSelector, DispatchRule, SinkConfig
 from .option_types import OptionTypeError, checked_toml_value, go_bool, parsed_uri_value
 from .table_filter import FilterRuleError, TableFilter
 
@@ -195,6 +195,10 @@ def _dispatchers(rules: Any, problems: list) -> tuple[DispatchRule, ...]:
                 for k in ("partition", "dispatcher", "index", "topic")}
         if text["partition"] and text["dispatcher"]:
             problems.append(f"{at}: dispatcher and partition cannot be configured both")
+        kind = text["partition"] or text["dispatcher"]
+        if kind and kind.lower() not in PARTITION_DISPATCHERS:
+            problems.append(f"{at}.{'partition' if text['partition'] else 'dispatcher'} is {kind!r}, not one of "
+                            f"{', '.join(repr(k) for k in PARTITION_DISPATCHERS)}")
         matcher = _string_list(r.get("matcher", ["*.*"]), f"{at}.matcher", problems)
         try:
             TableFilter.parse(matcher)

@@ -14,6 +14,9 @@ PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
 LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
 COMPRESSIONS = ("none", "snappy", "lz4")
 INTEGRITY_LEVELS = ("none", "correctness")
+# [[sink.dispatchers]] partition (or dispatcher) values, matched case-insensitively as TiCDC does;
+# rowid is index-value's older name.
+PARTITION_DISPATCHERS = ("default", "table", "ts", "index-value", "rowid", "columns")
 ENCODING_FORMATS = ("json", "avro")  # TiCDC's encoding-format, of the simple protocol
 # The options that take one of a few words, by field: what a changefeed TOML or sink URI may say.
 ENUMERATIONS = {"protocol": PROTOCOLS, "encoding_format": ENCODING_FORMATS,

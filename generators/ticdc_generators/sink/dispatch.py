@@ -13,9 +13,15 @@ from decimal import Decimal
 import zlib
 from typing import Any, Optional
 
+from ..errors import ChangefeedFailure
 from ..model import Row, TableSchema
 from .config import DispatchRule, SinkConfig
 from .table_filter import TableFilter
+
+
+class DispatchFailure(ChangefeedFailure, ValueError):
+    """A dispatcher naming an index or column the table lacks: TiCDC fails the changefeed
+    (ErrDispatcherFailed) when the first row of that table is dispatched."""
 
 
 class PositionInertia:
@@ -87,7 +93,8 @@ class Router:
                 # TiCDC matches the index name case-insensitively (TableInfo.IndexByName).
                 cols = next((ix.columns for ix in table.indexes if ix.name.lower() == rule.index.lower()), None)
                 if cols is None:
-                    raise ValueError(f"index {rule.index!r} not found in {table.qualified_name} for index-value dispatch")
+                    raise DispatchFailure(f"index {rule.index!r} not found in {table.qualified_name} for index-value "
+                                          "dispatch")
             else:
                 cols = table.handle_key
             for name in cols:
@@ -101,7 +108,7 @@ class Router:
                 # Matched case-insensitively, hashed under the table's own spelling (TiCDC OffsetsByNames).
                 name = by_lower.get(wanted.lower())
                 if name is None:
-                    raise ValueError(f"column {wanted!r} not found in {table.qualified_name} for columns dispatch")
+                    raise DispatchFailure(f"column {wanted!r} not found in {table.qualified_name} for columns dispatch")
                 v = row.get(name)
                 if v is not None:
                     h.write(name.encode(), _bytes(v))
