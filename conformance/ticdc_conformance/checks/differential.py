@@ -209,6 +209,8 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
     # Without commit ts, rows tied to an event of the same millisecond are undecidable (arrival_order.py).
     foreign = excuse_undecidable(verdicts, foreign, truth, protocol, options)
     manifest = manifest if manifest is not None else _manifest_next_to(truth)
+    if manifest is not None:
+        manifest = dict(manifest, sink=options)  # the history read at the options the tables were compared at
     questions = RowQuestions()
     asked = [{i: ask(questions, f) for i, f in enumerate(v.findings) if is_surplus(f)} for v in verdicts]
     fates = None
