@@ -290,16 +290,26 @@ class RowForms:
         forms = (column_forms(c, protocol, options) for c in table.columns if not c.is_virtual)
         self.columns = {f.column.name: f for f in forms if not f.trivial}
 
-    def row(self, row: dict, upstream: Optional[dict] = None) -> dict:
+    def row(self, row: dict, upstream: Optional[dict | Callable[[], dict]] = None,
+            projected: Optional[dict] = None) -> dict:
         """`row` with every value of a known column in the compared form; `upstream` is the truth
-        row (canonical JSON, unprojected) under the same key, where known."""
+        row (canonical JSON, unprojected) under the same key where known, or what makes it when it
+        is first needed, `projected` the same row projected: a value already in its projected form
+        is left at once."""
         if not self.columns:
             return row
         out = dict(row)
         for name, forms in self.columns.items():
-            if name in out:
-                known = upstream.get(name, UNKNOWN) if upstream is not None else UNKNOWN
-                out[name] = forms.normalise(out[name], known)
+            if name not in out:
+                continue
+            value = out[name]
+            if projected is not None:
+                expected = projected.get(name, UNKNOWN)
+                if value == expected and type(value) is type(expected):
+                    continue
+            if callable(upstream):
+                upstream = upstream()
+            out[name] = forms.normalise(value, upstream.get(name, UNKNOWN) if upstream is not None else UNKNOWN)
         return out
 
     def key_row(self, row: dict) -> dict:
@@ -326,15 +336,16 @@ def normalise_rows(table: TableSchema, actual: Iterable[dict], truth_rows: list[
     forms = RowForms(table, protocol, options)
     if not forms.columns:
         return list(actual)
-    upstream: dict[str, dict] = {}
+    upstream: dict[str, tuple[dict, dict]] = {}
     for raw, proj in zip(truth_rows, projected):
         token = forms.key_token(proj)
         if token is not None:
-            upstream[token] = raw
+            upstream[token] = (raw, proj)
     out = []
     for r in actual:
         token = forms.key_token(forms.key_row(r))
-        out.append(forms.row(r, upstream.get(token) if token is not None else None))
+        raw, proj = upstream.get(token, (None, None)) if token is not None else (None, None)
+        out.append(forms.row(r, raw, proj))
     return out
 
 
@@ -372,16 +383,16 @@ class StateForms:
             return row
         forms, exact_key = found
         keyed = forms.key_row(row)
-        upstream = None
+        entry = None
         if exact_key and all(c in keyed for c in forms.handle):
             try:
                 key = tuple(value_from_json(forms.table.column(c).type, keyed[c]) for c in forms.handle)
                 entry = self.truth.proj.get(name, {}).get(key)
             except (TypeError, ValueError):  # a key value of the wrong JSON type: no upstream row has it
                 entry = None
-            if entry is not None:
-                upstream = row_to_json(self.truth.schemas[name], entry[0])
-        return forms.row(row, upstream)
+        if entry is None:
+            return forms.row(row)
+        return forms.row(row, lambda: row_to_json(self.truth.schemas[name], entry[0]), entry[1])
 
     def key_row(self, name: tuple[str, str], row: dict) -> dict:
         found = self._forms(name)
