@@ -4,7 +4,8 @@ commit ts) and the record that carried it.
 
 Each case takes the sequential reference consumer (`consume_local`) on a generated stream and
 breaks one thing: a row or a column added to its final tables, a table added, or a DDL it does not
-apply (TRUNCATE, DROP, RENAME; the ddl-evolution and multi-table scenarios of seed 1 run them)."""
+apply (TRUNCATE, DROP, RENAME; the ddl-evolution and multi-table scenarios of seed 1 run them); the
+keys scenario has a table without a key."""
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ def _case(root: Path, scenario: str) -> Path:
 def cases(tmp_path_factory):
     root = tmp_path_factory.mktemp("causes")
     out = {}
-    for scenario in ("smoke", "ddl-evolution", "multi-table"):
+    for scenario in ("smoke", "ddl-evolution", "multi-table", "keys"):
         case = _case(root, scenario)
         consume_local(case / "records", _manifest(case), case / "reference")
         out[scenario] = case
@@ -303,3 +304,35 @@ def test_no_finding_of_the_broken_cases_is_left_without_a_commit_ts_and_record_o
         text = f.render()
         assert "unknown" not in text, text
         assert (f.commit_ts is not None and f.record) or f.unlocated, text
+
+
+@pytest.mark.rules("CONSUMER-DEDUP-1")
+def test_a_row_of_a_table_without_a_key_held_twice_is_located_at_the_change_that_wrote_it(cases, tmp_path):
+    case = cases["keys"]
+    [table] = [name for name in load_truth_tables(case / "truth")
+               if not _view(case, name).handle_key and (case / "truth" / "final" / f"{name}.ndjson").exists()]
+    out = _copy(case, tmp_path)
+    row = _rows(out / "final" / f"{table}.ndjson")[0]
+    _append(out, table, row)
+    [f] = _final_findings(case, out)
+    assert (f.rule, f.key) == ("CONSUMER-DEDUP-1", None) and "a row event applied more than once" in f.message
+    wrote = [e["commit_ts"] for e in _history(case) if e["kind"] == "txn"
+             for ch in e["changes"] if ch["table"] == table and ch["after"] is not None
+             and _projected(case, table, ch["after"]) == row]
+    assert wrote and f.commit_ts == wrote[-1], f.render()
+    assert "not told apart from the others of its transaction" in f.render()
+
+
+def test_a_transaction_applied_out_of_order_names_the_record_of_its_commit_ts(cases, tmp_path):
+    case = cases["ddl-evolution"]
+    out = _copy(case, tmp_path)
+    lines = (out / "applied.ndjson").read_bytes().split(b"\n")
+    txns = [i for i, line in enumerate(lines) if b'"kind":"txn"' in line]
+    a, b = next((x, y) for x, y in zip(txns, txns[1:]) if y == x + 1)
+    lines[a], lines[b] = lines[b], lines[a]
+    (out / "applied.ndjson").write_bytes(b"\n".join(lines))
+    [order] = [f for f in _checkpoint_findings(case, out) if f.rule == "CONSUMER-ORDER-1"]
+    first = record_coordinates(order.record)[0]
+    assert any(ev["kind"] == "row" and ev["commit_ts"] == order.commit_ts
+               and f"{ev['topic']}/{ev['partition']}@{ev['offset']}" == first
+               for ev in decoded_events(case, _manifest(case))), order.render()

@@ -31,7 +31,7 @@ from ..consumer.decoder_options import decoder_options
 from ..consumer.local import merged_records
 from .differential import load_truth_tables, project_truth_row
 from .finding import Finding
-from .selection import consumer_table, selectors
+from .selection import consumer_table, selectors, unjudged_columns
 
 MAX_COPIES_NAMED = 3
 Name = str  # "schema.table"
@@ -182,7 +182,9 @@ def locate_findings(findings: list[Finding], case: Path, manifest: dict) -> list
         chosen = selectors(manifest["sink"])
         cols = {f.table: consumer_table(tables[f.table], chosen).handle_key for f in keyed if f.table in tables}
         wanted = {(f.table, key_order_token(f.key)) for f in keyed if f.table in cols}
-    if not wanted and not about_ddl and not wanted_ts:
+    keyless_rows = any(f.key is None and f.ddl is None and f.commit_ts is None
+                       and (f.actual is not None or f.expected is not None) for f in findings)
+    if not wanted and not about_ddl and not wanted_ts and not keyless_rows:
         return [f if f.commit_ts is not None and f.record else f.located(None, None, _why(f, tables)) for f in findings]
     writes, ddls, first_at = _stream_writes(Path(case), manifest, cols, wanted, True, wanted_ts)
     upstream: Optional[dict] = None
@@ -208,35 +210,41 @@ def locate_findings(findings: list[Finding], case: Path, manifest: dict) -> list
             earlier = [t for t in upstream.get(slot, []) if t <= bound]
             ts = max(earlier) if earlier else None
         out.append(f.located(ts, _record_text(copies)))
-    return _by_upstream_history(out, case, manifest, cols, ddls)
+    return _by_upstream_history(out, case, manifest, tables, ddls)
 
 
-def _by_upstream_history(findings: list[Finding], case: Path, manifest: dict, cols: dict[Name, tuple[str, ...]],
+def _by_upstream_history(findings: list[Finding], case: Path, manifest: dict, tables: dict,
                          ddls: list[dict[str, Any]]) -> list[Finding]:
-    """Findings about a key no row event of the stream wrote (up to their checkpoint) take the last
-    upstream change to it from the history: a DDL (RENAME, EXCHANGE PARTITION, ADD COLUMN) that moved
-    or rewrote the row names that DDL's record."""
+    """Findings about a key no row event of the stream wrote (up to their checkpoint), and about a
+    row of a table without a key, take the last upstream change to it from the history: a DDL
+    (RENAME, EXCHANGE PARTITION, ADD COLUMN) that moved or rewrote the row names that DDL's record."""
     from .upstream_history import RowQuestions, trace
 
-    lost = [i for i, f in enumerate(findings) if f.key is not None and f.commit_ts is None and f.table in cols]
+    chosen = selectors(manifest["sink"])
+    views = {name: consumer_table(t, chosen) for name, t in tables.items()}
+    lost = [i for i, f in enumerate(findings) if f.commit_ts is None and f.ddl is None and f.table in views
+            and (f.key is not None or (not views[f.table].handle_key and (f.actual or f.expected) is not None))]
     if not lost:
         return findings
     questions = RowQuestions()
-    asked = {i: questions.ask(findings[i].table, findings[i].key, {},
+    asked = {i: questions.ask(findings[i].table, findings[i].key, findings[i].actual or findings[i].expected or {},
                               findings[i].checkpoint if findings[i].checkpoint is not None else math.inf)
              for i in lost}
-    trace(questions, manifest, Path(case) / "truth", cols, {})
+    trace(questions, manifest, Path(case) / "truth", {name: v.handle_key for name, v in views.items()},
+          {name: unjudged_columns(t, chosen) for name, t in tables.items()})
     out = list(findings)
     for i, q in asked.items():
         f, last = findings[i], questions.asked[q].last_change
+        what = "this key" if f.key is not None else "this row"
         if last is None:
-            out[i] = replace(f, unlocated="upstream never wrote this key" + (
+            out[i] = replace(f, unlocated=f"upstream never wrote {what}" + (
                 " up to the checkpoint" if f.checkpoint is not None else ""))
             continue
         ts, query = last
         copies = _ddl_copies(ddls, replace(f, commit_ts=ts, ddl=query)) if query is not None else []
-        why = f"upstream's last change to this key is the DDL at ts {ts} ({query})" if query is not None else \
-            "the row event that wrote this key is in no record of the stream"
+        why = f"upstream's last change to {what} is the DDL at ts {ts} ({query})" if query is not None else \
+            "the row event that wrote this key is in no record of the stream" if f.key is not None else \
+            "a row of a table without a key: its record is not told apart from the others of its transaction"
         out[i] = replace(f, commit_ts=ts, unlocated=None).located(ts, _record_text(copies, "copies also at"), why)
     return out
 
