@@ -308,6 +308,7 @@ ACCEPTED = {
 
 
 @pytest.mark.parametrize("form", sorted(ACCEPTED))
+@pytest.mark.rules("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1")
 def test_a_consumer_writing_an_accepted_form_is_conformant(case, tmp_path, form):
     encoding, writer, needs_upstream = ACCEPTED[form]
     c = case(encoding)
@@ -320,6 +321,7 @@ def test_a_consumer_writing_an_accepted_form_is_conformant(case, tmp_path, form)
 
 
 @pytest.mark.parametrize("encoding", ["open-protocol", "debezium", "debezium no-schema", "canal-json"])
+@pytest.mark.rules("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1")
 def test_numbers_written_by_go_encoding_json_are_read_by_value(case, tmp_path, encoding):
     """Go writes an integral float64 without a fraction (2^63 as 9223372036854776000) and from 1e21
     on with an exponent (1e+21)."""
@@ -378,6 +380,7 @@ REJECTED = {
 
 
 @pytest.mark.parametrize("miss", sorted(REJECTED))
+@pytest.mark.rules("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1")
 def test_a_near_miss_is_still_a_finding(case, tmp_path, miss):
     encoding, writer, needs_upstream = REJECTED[miss]
     c = case(encoding)
