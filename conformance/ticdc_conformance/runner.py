@@ -103,7 +103,7 @@ class EncodingResult:
         """The verdict word (outcome.py)."""
         if self.error is not None:
             return CONSUMER_ERROR
-        if self.findings or self.finding_count:
+        if self.finding_count:
             return NOT_CONFORMANT
         if self.ordering_unverified:
             return FINAL_STATE_ONLY_ACCEPTED if self.final_state_only else FINAL_STATE_ONLY
@@ -194,7 +194,8 @@ class EncodingResult:
             "consumer": self.consumer, "records": self.records, "seconds": round(self.seconds, 3),
             "outcome": self.outcome, "exit_code": self.exit_code, "conformant": self.conformant,
             "watermarks": self.watermarks, "ordering_verified": self.ordering_verified,
-            "final_state_only": self.ordering_unverified, "final_state_only_accepted": self.final_state_only,
+            "final_state_only": self.ordering_unverified,
+            "final_state_only_accepted": self.outcome == FINAL_STATE_ONLY_ACCEPTED,
             "error": self.error, "replay": self.replay_command,
             "case": str(self.case) if self.case is not None else None,
             "consumer_log": str(self.consumer_log) if self.consumer_log is not None else None,
