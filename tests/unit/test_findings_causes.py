@@ -336,3 +336,21 @@ def test_a_transaction_applied_out_of_order_names_the_record_of_its_commit_ts(ca
     assert any(ev["kind"] == "row" and ev["commit_ts"] == order.commit_ts
                and f"{ev['topic']}/{ev['partition']}@{ev['offset']}" == first
                for ev in decoded_events(case, _manifest(case))), order.render()
+
+
+@pytest.mark.rules("CONSUMER-COLUMN-1", "CONSUMER-TABLE-1")
+def test_at_checkpoints_an_extra_column_and_a_table_upstream_never_created_are_judged(cases, tmp_path):
+    case = cases["smoke"]
+    out = _copy(case, tmp_path)
+    path = out / "states" / "smoke.orders.ndjson"
+    lines = _rows(path)
+    path.write_text("".join(json.dumps(dict(doc, row=dict(doc["row"], bogus=1))) + "\n" for doc in lines))
+    (out / "states" / "smoke.ghost.ndjson").write_text(json.dumps(dict(lines[0], to=None)) + "\n")
+    findings = _checkpoint_findings(case, out)
+    assert Counter(f.rule for f in findings) == {"CONSUMER-COLUMN-1": 1, "CONSUMER-TABLE-1": 1}, \
+        [f.render() for f in findings]
+    column = next(f for f in findings if f.rule == "CONSUMER-COLUMN-1")
+    assert column.table == "smoke.orders" and "a column 'bogus' the table does not have" in column.message
+    ghost = next(f for f in findings if f.rule == "CONSUMER-TABLE-1")
+    assert ghost.table == "smoke.ghost" and ghost.checkpoint == lines[0]["from"]
+    assert "upstream never created this table" in ghost.message and "with 1 row(s)" in ghost.message

@@ -22,6 +22,10 @@ FIRST_NAMED = 3
 QUERY_CHARS = 80  # a CREATE TABLE is long; its start names it
 
 
+def _short(query: str) -> str:
+    return query if len(query) <= QUERY_CHARS else query[: QUERY_CHARS - 1] + "…"
+
+
 class SinceGood:
     """The applied-log entries since the last checkpoint at which the consumer's tables were right."""
 
@@ -49,7 +53,7 @@ class SinceGood:
     def text(self) -> str:
         since = (f"since checkpoint {self.checkpoint}, the last at which its tables were right" if self.checkpoint
                  is not None else "since the start of the applied log (its tables were right at no checkpoint)")
-        parts = [f"DDL at ts {ts} ({q if len(q) <= QUERY_CHARS else q[: QUERY_CHARS - 1] + '…'})" for ts, q in self.ddls]
+        parts = [f"DDL at ts {ts} ({_short(q)})" for ts, q in self.ddls]
         if self.more_ddls:
             parts.append(f"{self.more_ddls} more DDL(s)")
         txns = [f"ts {ts} ({', '.join(tables) or 'no rows'})" for ts, tables in self.txns]

@@ -565,9 +565,9 @@ class CheckpointCheck:
                                   commit_ts=f.commit_ts, ddl=f.ddl)
                 continue
             view = self.truth.view(name)
-            for f in extra_columns(view, actual):  # once per column, then the rows compare without it
-                self.findings.add(f.rule, f.table, f.key, f"at checkpoint {w}: {f.message}", once=("column", f.message),
-                                  checkpoint=w, actual=f.actual)
+            for column, f in extra_columns(view, actual):  # once per table and column; rows compare without it
+                self.findings.add(f.rule, f.table, f.key, f"at checkpoint {w}: {f.message}",
+                                  once=("column", name, column), checkpoint=w, actual=f.actual)
             for f in compare_table(view, expected, actual):
                 self.findings.add("CONSUMER-CHECKPOINT-1", f.table, f.key, f"at checkpoint {w}: {f.message}", f.diff,
                                   once=(name, orjson.dumps(f.key) if f.key is not None else f.message),

@@ -199,7 +199,7 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
             continue
         # Every faithful spelling of a value in the compared form, checked against upstream's row (value_forms.py).
         actual = normalise_rows(t, actual, upstream, expected, protocol, options)
-        findings = extra_columns(t, actual) + compare_table(t, expected, actual)
+        findings = [f for _, f in extra_columns(t, actual)] + compare_table(t, expected, actual)
         if not actual_path.exists() and expected:
             findings.insert(0, Finding("CONSUMER-STATE-1", qname, None, f"the consumer wrote no {actual_path.name}"))
         verdicts.append(TableVerdict(qname, len(expected), len(actual), findings))
@@ -227,12 +227,13 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
     return verdicts
 
 
-def extra_columns(table: TableSchema, actual: list[dict]) -> list[Finding]:
+def extra_columns(table: TableSchema, actual: list[dict]) -> list[tuple[str, Finding]]:
     """CONSUMER-COLUMN-1 once per column the consumer's rows hold that the table does not have
-    (unjudged columns are already left out), naming the first key that holds it; the column is then
-    dropped from the rows so that it is not reported again as a difference of every row."""
+    (unjudged columns are already left out), naming the first key that holds it, with the column's
+    name; the column is then dropped from the rows so that it is not reported again as a difference
+    of every row."""
     known = {c.name for c in table.columns}
-    findings: list[Finding] = []
+    findings: list[tuple[str, Finding]] = []
     seen: set[str] = set()
     for r in actual:
         extra = [c for c in r if c not in known]
@@ -240,9 +241,10 @@ def extra_columns(table: TableSchema, actual: list[dict]) -> list[Finding]:
             if c not in seen:
                 seen.add(c)
                 key = [r.get(k) for k in table.handle_key] if table.handle_key else None
-                findings.append(Finding("CONSUMER-COLUMN-1", table.qualified_name, key,
+                findings.append((c, Finding("CONSUMER-COLUMN-1", table.qualified_name, key,
                                         f"the consumer's rows hold a column {c!r} the table does not have "
-                                        f"(its columns: {', '.join(sorted(known))})", actual=dict(r) if key is None else None))
+                                        f"(its columns: {', '.join(sorted(known))})",
+                                        actual=dict(r) if key is None else None)))
             del r[c]
     return findings
 

@@ -200,7 +200,8 @@ class _Tracker(TableStates):
         if cols:
             proj = self._projected(name, row, whole=False)
             return key_order_token([proj[c] for c in cols]) if all(c in proj for c in cols) else None
-        return image_bytes(self._projected(name, row, whole=True), self.hidden.get(qualified(name), frozenset())).decode()
+        hidden = self.hidden.get(qualified(name), frozenset())
+        return image_bytes(self._projected(name, row, whole=True), hidden).decode()
 
     def _apply_txn(self, txn: Transaction) -> None:
         self._ts, self._ddl = txn.commit_ts, None
