@@ -17,7 +17,6 @@ to it (never created / dropped at T by QUERY / renamed to X at T).
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Optional
 
 import orjson
@@ -25,10 +24,9 @@ import orjson
 from ticdc_generators.model import TableSchema
 
 from .finding import APPLIED_TWICE, Finding
-from .upstream_history import Gone, RowQuestions, TableFates, ddl_words, trace
+from .upstream_history import Gone, RowQuestions, TableFates, ddl_words
 
 FIRST_KEYS_NAMED = 3
-Question = tuple[int, Finding]
 
 
 def _json(v) -> str:
@@ -129,13 +127,3 @@ def foreign_table(table: str, rows: list[dict], schema: Optional[TableSchema], f
         at, ddl = (removal.commit_ts, removal.query) if removal is not None else (None, None)
     return Finding("CONSUMER-TABLE-1", table, None, f"the consumer holds this table with {held} {when}, but "
                    f"{what}", commit_ts=at, checkpoint=checkpoint, ddl=ddl)
-
-
-def trace_findings(findings: list[Finding], manifest: dict, truth: Path, key_columns: dict[str, tuple[str, ...]],
-                   hidden: dict[str, frozenset[str]], bound=lambda f: float("inf")) -> tuple[list[Finding], TableFates]:
-    """One replay of the history answers every surplus finding; returns the findings with their
-    causes and the table fates."""
-    questions = RowQuestions()
-    asked = {i: ask(questions, f, bound(f)) for i, f in enumerate(findings) if is_surplus(f)}
-    fates = trace(questions, manifest, truth, key_columns, hidden)
-    return explain(findings, questions, asked), fates
