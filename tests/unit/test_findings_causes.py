@@ -157,6 +157,28 @@ def test_an_old_image_left_by_a_key_changing_update_is_named_with_both_keys(case
     assert "CONSUMER-DEDUP-1" not in f.render()
 
 
+@pytest.mark.rules("CONSUMER-UPDATE-1")
+def test_an_old_image_kept_beside_the_new_one_under_the_same_key_is_the_update_not_a_resend(cases, tmp_path):
+    case = cases["smoke"]
+    table = "smoke.orders"
+    keys = _final_keys(case, table)
+    last = {}  # per key still there at the end, its last UPDATE that kept the key
+    for event in _history(case):
+        for ch in event.get("changes", []):
+            if ch["table"] == table and ch["before"] is not None and ch["after"] is not None:
+                before, after = _projected(case, table, ch["before"]), _projected(case, table, ch["after"])
+                if before["id"] == after["id"] and before != after and key_order_token([before["id"]]) in keys:
+                    last[before["id"]] = (event["commit_ts"], before)
+    assert last, "smoke seed 1 has no UPDATE that keeps its key"
+    key, (ts, before) = sorted(last.items())[0]
+    out = _copy(case, tmp_path)
+    _append(out, table, before)
+    [f] = _final_findings(case, out)
+    assert (f.rule, f.key, f.commit_ts) == ("CONSUMER-UPDATE-1", [key], ts), f.render()
+    assert f.message.startswith(f"the old image of the UPDATE at ts {ts} was never removed (the consumer's "
+                                "table holds this key 2 times, with different images)"), f.message
+
+
 @pytest.mark.rules("CONSUMER-ROW-1")
 def test_a_row_under_a_key_upstream_never_wrote_says_so_and_why_it_names_no_record(cases, tmp_path):
     case = cases["smoke"]
