@@ -118,3 +118,20 @@ def test_spark_consumer_conformant_where_ties_exist(tmp_path, spark, scenario, s
     assert result.error is None, result.error
     assert result.conformant, result.render()
     _assert_ties_are_real(result)
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1800)
+def test_spark_drops_re_sent_ddl_copies_as_the_sequential_consumer_does(tmp_path, spark):
+    from ticdc_conformance.consumer.spark_job import consume
+
+    good = _run(tmp_path, "replays", 5, "canal-json")
+    manifest = json.loads((good.case / "manifest.json").read_text())
+    local, remote = tmp_path / "local", tmp_path / "spark"
+    local_figures = consume_local(good.case / "records", manifest, local)
+    spark_figures = consume(spark, good.case / "records", manifest, remote, tmp_path / "work", run_dir=good.case)
+    assert local_figures["ddl_copies_dropped"] > 0
+    assert (remote / "applied.ndjson").read_bytes() == (local / "applied.ndjson").read_bytes()
+    assert ({p.name: p.read_bytes() for p in (remote / "final").glob("*.ndjson")}
+            == {p.name: p.read_bytes() for p in (local / "final").glob("*.ndjson")})
+    assert {k: v for k, v in spark_figures.items() if k not in ("records", "events")} == local_figures
