@@ -34,7 +34,7 @@ def test_every_encoding_agrees_with_every_other(tmp_path, scenario):
 def smoke(tmp_path_factory):
     work = tmp_path_factory.mktemp("cross")
     assert check_encodings_agree("smoke", 1, work).agree
-    return {enc: (work / "smoke" / enc, json.loads((work / "smoke" / enc / "manifest.json").read_text()))
+    return {enc: (work / "smoke-seed1" / enc, json.loads((work / "smoke-seed1" / enc / "manifest.json").read_text()))
             for enc in encoding_names()}
 
 
@@ -103,3 +103,13 @@ def test_cli_differential_exits_0_and_writes_its_report(tmp_path):
     assert "encodings agree at their common fidelity (scenario keys, seed 2)" in proc.stdout
     report = json.loads((tmp_path / "r" / "differential-keys-seed2.json").read_text())
     assert report["agree"] is True and report["replay"] == "ticdc-conformance differential --scenario keys --seed 2"
+
+
+def test_each_encoding_is_generated_into_an_emptied_folder(tmp_path):
+    """A records file an earlier, larger run left behind is never read as this run's."""
+    stale = tmp_path / "smoke-seed1" / "canal-json" / "records" / "stale-partition.parquet"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"not a parquet file")
+    verdict = check_encodings_agree("smoke", 1, tmp_path, encodings=["canal-json", "open-protocol"])
+    assert verdict.agree, verdict.render()
+    assert not stale.exists()

@@ -31,6 +31,7 @@ from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_generators.schema_json import table_from_json
 from ticdc_generators.types import TiDBType
 
+from ..folders import case_folder, recreate
 from ..protocols import protocol_package
 from ..rules.catalogue import default_catalogue
 from .finding import Finding, RunContext, row_diff
@@ -288,11 +289,12 @@ def _same_history(cases: dict[str, tuple[Path, dict]]) -> None:
 def check_encodings_agree(scenario: str, seed: int, work: Path, encodings: Optional[list[str]] = None,
                           time_zone: str = "UTC", config_overrides: Optional[dict] = None) -> CrossVerdict:
     """Generates `scenario` with `seed` in every encoding (default: the whole default matrix)
-    under WORK/<scenario>/<encoding>, and compares their row events at the common fidelity."""
+    under WORK/<scenario>-seed<N>/<encoding>, each emptied first (nothing of an earlier run is read),
+    and compares their row events at the common fidelity."""
     cases: dict[str, tuple[Path, dict]] = {}
     for enc in encodings or encoding_names():
         config = config_for(scenario, enc, time_zone=time_zone, **(config_overrides or {}))
-        case = Path(work) / scenario / enc
+        case = recreate(case_folder(work, scenario, seed, enc, None))
         cases[enc] = (case, generate(scenario, seed, config, case))
     _same_history(cases)
     return CrossCheck(scenario, seed, cases, time_zone).run()
