@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
 import orjson
 
 from ticdc_generators.canonical import key_order_token, row_to_json
 from ticdc_generators.model import DDL, RowChange, TableSchema, Transaction
 from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.sink.events import RowEvent
+from ticdc_generators.sink.events import DDLEvent, RowEvent
 from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_generators.state import TableStates
 
@@ -40,7 +40,7 @@ from .checkpoints import _Truth  # the checkpoint check's ground-truth interpret
 from .differential import project_truth_row
 from .fidelity import type_label
 from .golden_events import carries_commit_ts, ddl_names, row_event
-from .golden_trace import TP, Trace
+from .golden_trace import TP, Carried, Trace
 from .selection import consumer_table, selectors
 
 READ_ORDER = "(timestamp, topic, partition, offset)"
@@ -158,7 +158,7 @@ def expected_output(trace: Trace, protocol: str, options: dict, hidden: dict) ->
         applied = _arrival_log(trace, rows)
         for event in trace.history:
             truth.apply(event)
-        undetermined = {**_arrival_undetermined(trace), **rows.undetermined}
+        undetermined = {**_arrival_undetermined(trace, protocol), **rows.undetermined}
         return Expected("arrival", applied, _final(truth), undetermined)
     checkpoints = global_checkpoints(trace.watermarks, trace.partitions, read_order)
     if checkpoints != global_checkpoints(trace.watermarks, trace.partitions, partition_order):
@@ -178,12 +178,28 @@ def expected_output(trace: Trace, protocol: str, options: dict, hidden: dict) ->
                     waiting=len(pending))
 
 
+def _arrivals(trace: Trace, protocol: str) -> Iterator[Carried]:
+    """The carried events in the order a consumer reads them, less the copies of a DDL: a DDL
+    whose record timestamp (the millisecond it happened), schema, table and query repeat one that
+    arrived before is a copy a restarted changefeed sent again, and applying it again would, for a
+    CREATE TABLE, empty a table later rows filled (docs/consumer-rules.md, "Without commit ts").
+    Row events have no such mark: every arriving row event applies, re-sent copies too."""
+    seen: set[tuple] = set()
+    for item in sorted(trace.carried, key=lambda c: read_order(c.record)):
+        if isinstance(item.event, DDLEvent):
+            ident = (item.record.timestamp_ms, *ddl_names(protocol, item.event.ddl), item.event.ddl.query)
+            if ident in seen:
+                continue
+            seen.add(ident)
+        yield item
+
+
 def _arrival_log(trace: Trace, rows: _Rows) -> list[dict]:
     if not trace.one_record_per_event:
         raise GoldenExpectationError("the stream has no commit ts and its encoder batches events: the order of "
                                      "events within a record is not traced")
     out = []
-    for item in sorted(trace.carried, key=lambda c: read_order(c.record)):
+    for item in _arrivals(trace, rows.protocol):
         if isinstance(item.event, RowEvent):
             out.append({"kind": "txn", "commit_ts": None, "rows": [_public(rows.entry(item.event.change))]})
         else:
@@ -191,17 +207,16 @@ def _arrival_log(trace: Trace, rows: _Rows) -> list[dict]:
     return out
 
 
-def _arrival_undetermined(trace: Trace) -> dict[str, str]:
+def _arrival_undetermined(trace: Trace, protocol: str) -> dict[str, str]:
     """Tables an arrival-order consumer does not bring to upstream's final state: the events
     replayed as they arrive (TableStates, the generators' one interpreter of DDL and DML) against
     the history replayed in commit order. Without commit ts nothing orders events of different
-    partitions (Kafka orders a partition only) and a re-sent event cannot be told from a new one."""
+    partitions (Kafka orders a partition only) and a re-sent row event cannot be told from a new one."""
     upstream, arrived = TableStates(), TableStates()
     for event in trace.history:
         upstream.apply(event)
     lost: set[str] = set()
-    for item in sorted(trace.carried, key=lambda c: read_order(c.record)):
-        # Every arrival applies, re-sent copies too: nothing in such a stream tells a copy apart.
+    for item in _arrivals(trace, protocol):
         try:
             if isinstance(item.event, RowEvent):
                 change = item.raw or item.event.change
