@@ -136,6 +136,11 @@ def test_a_table_renamed_away_that_the_consumer_kept_is_a_finding(tmp_path):
     assert re.search(r"renamed\b.* to \W?sales\W+orders\W? at .*\d{15}", kept["sales.t0"]), kept["sales.t0"]
     assert re.search(r"renamed\b.* to \W?stock\W+items\W? at .*\d{15}", kept["stock.t0"]), kept["stock.t0"]
     assert len(result.final_rows("sales.t0")) > 0
+    # Row events it filed under the old name are that same mistake, not re-sends or losses.
+    assert not {"CONSUMER-DEDUP-1", "CONSUMER-LOSS-1"} & {f["rule"] for f in result.findings()}, result
+    applied_to_old = [f["message"] for f in result.findings()
+                      if f["rule"] == "CONSUMER-TABLE-1" and "applied to this table" in f["message"]]
+    assert applied_to_old and all("renamed this table to" in m for m in applied_to_old), applied_to_old
 
 
 @pytest.mark.parametrize("variant", [(), ("--applied-log",)], ids=["final-only", "applied-log-without-checkpoints"])
