@@ -28,8 +28,6 @@ from .selection import consumer_table, selectors, unjudged_columns
 from .upstream_history import RowQuestions, trace
 from .value_forms import normalise_rows
 
-MAX_FINDINGS_PER_TABLE = 20
-
 
 @dataclass
 class TableVerdict:
