@@ -17,7 +17,7 @@ column does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.sink.config import SinkConfig
@@ -194,25 +194,32 @@ def _showable(example: Optional[dict]) -> bool:
     return all(len(x) <= 40 and "`" not in x and "\n" not in x for x in texts)
 
 
-def to_markdown(m: dict) -> str:
+def _noted_table(m: dict, cell: Callable[[Any, Callable[[str], int]], str]) -> str:
+    """A type × column table whose cells cite their reasons by number, the reasons listed below it.
+    `cell(content, note)` renders one cell; `note(why)` gives the reason's number."""
     names = [c["name"] for c in m["columns"]]
     out = ["| TiDB type | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     notes: dict[str, int] = {}
+
+    def note(why: str) -> int:
+        return notes.setdefault(why, len(notes) + 1)
+
     for r in m["rows"]:
-        cells = []
-        for name in names:
-            c = r["cells"][name]
-            if c["level"] == "exact":
-                cells.append("exact")
-                continue
-            n = notes.setdefault(c["why"], len(notes) + 1)
-            ex = c.get("example")
-            shown = f" `{_text(ex['value'])}`→`{_text(ex['read'])}`".replace("|", "\\|") if _showable(ex) else ""
-            cells.append(f"{c['level']} [{n}]{shown}")
-        out.append(f"| {r['type']} | " + " | ".join(cells) + " |")
+        out.append(f"| {r['type']} | " + " | ".join(cell(r["cells"][name], note) for name in names) + " |")
     out.append("")
     out += [f"{n}. {why}" for why, n in notes.items()]
     return "\n".join(out) + "\n"
+
+
+def to_markdown(m: dict) -> str:
+    def cell(c: dict, note: Callable[[str], int]) -> str:
+        if c["level"] == "exact":
+            return "exact"
+        ex = c.get("example")
+        shown = f" `{_text(ex['value'])}`→`{_text(ex['read'])}`".replace("|", "\\|") if _showable(ex) else ""
+        return f"{c['level']} [{note(c['why'])}]{shown}"
+
+    return _noted_table(m, cell)
 
 
 def columns_markdown() -> str:
@@ -255,18 +262,10 @@ def forms_matrix(types: Optional[list[TiDBType]] = None) -> dict:
 
 def forms_markdown(m: dict) -> str:
     """The forms of each type per column, each with the number of its reason below the table."""
-    names = [c["name"] for c in m["columns"]]
-    out = ["| TiDB type | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-    notes: dict[str, int] = {}
-    for r in m["rows"]:
-        cells = []
-        for name in names:
-            forms = [f"{f['form']} [{notes.setdefault(f['why'], len(notes) + 1)}]" for f in r["cells"][name]]
-            cells.append(", ".join(forms) if forms else "as carried")
-        out.append(f"| {r['type']} | " + " | ".join(cells) + " |")
-    out.append("")
-    out += [f"{n}. {why}" for why, n in notes.items()]
-    return "\n".join(out) + "\n"
+    def cell(forms: list[dict], note: Callable[[str], int]) -> str:
+        return ", ".join(f"{f['form']} [{note(f['why'])}]" for f in forms) or "as carried"
+
+    return _noted_table(m, cell)
 
 
 def forms_legend() -> str:
