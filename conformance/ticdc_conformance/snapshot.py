@@ -26,8 +26,8 @@ from typing import Any, Iterator, Mapping, Optional, Protocol, runtime_checkable
 
 import orjson
 
-from ticdc_generators.model import TableSchema
-from ticdc_generators.schema_json import table_from_json
+from ticdc_contract.model import TableSchema
+from ticdc_contract.schema_json import table_from_json
 
 Name = tuple[str, str]
 # The decoder option (not a TiCDC one) that hands a decoder its SnapshotLookup.

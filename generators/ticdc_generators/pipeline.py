@@ -8,9 +8,9 @@ from pathlib import Path
 from .scenarios import get_scenario
 from .sink.claim_check import ClaimCheckStorage
 from .sink.config import SinkConfig
-from .sink.records import RecordFileWriter
+from ticdc_contract.record_files import RecordFileWriter
 from .sink.simulator import SinkSimulator
-from .truth import TruthWriter
+from ticdc_contract.truth import TruthWriter
 
 MANIFEST_FORMAT = "ticdc-conformance/records-v1"
 GENERATOR_VERSION = "0.1.0"

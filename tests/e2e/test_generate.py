@@ -5,9 +5,9 @@ import subprocess
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_generators.kafka_record import RECORD_SCHEMA
+from ticdc_contract.record import RECORD_SCHEMA
 from ticdc_generators.pipeline import config_for, encoding_names, generate
-from ticdc_generators.sink.records import iter_record_files
+from ticdc_contract.record_files import iter_record_files
 
 from ..conftest import CLI
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for, encoding_names, generate
-from ticdc_generators.sink.records import RecordFileWriter, iter_record_files
+from ticdc_contract.record_files import RecordFileWriter, iter_record_files
 
 from ..conftest import CLI, ROOT
 
@@ -255,7 +255,7 @@ SPARK_EXPORT = textwrap.dedent("""
     from pathlib import Path
     from ticdc_conformance.consumer.spark_job import spark_session
     from ticdc_conformance.transport.spark_source import enable_kafka_source, kafka_dataframe, spark_records
-    from ticdc_generators.sink.records import RecordFileWriter
+    from ticdc_contract.record_files import RecordFileWriter
 
     bootstrap, out = sys.argv[1], Path(sys.argv[2])
     enable_kafka_source()

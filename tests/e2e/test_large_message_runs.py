@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ticdc_generators.sink.records import iter_record_files
+from ticdc_contract.record_files import iter_record_files
 
 from ticdc_conformance.runner import run_encoding
 from ticdc_generators.pipeline import configure

@@ -21,7 +21,7 @@ from ticdc_conformance.lint import lint
 from ticdc_conformance.lint.settings import make_settings
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
-from ticdc_generators.sink.records import iter_record_files, records_to_table
+from ticdc_contract.record_files import iter_record_files, records_to_table
 from ticdc_generators.sink.simulator import SinkSimulator
 
 SCENARIO_NAMES = sorted(SCENARIOS)

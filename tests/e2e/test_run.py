@@ -20,7 +20,7 @@ from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.watermarks import carries_watermarks
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE, run_encoding
 from ticdc_generators.pipeline import config_for, encoding_names, generate
-from ticdc_generators.sink.records import iter_record_files
+from ticdc_contract.record_files import iter_record_files
 
 from ..conftest import CLI, ROOT
 

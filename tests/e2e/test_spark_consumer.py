@@ -23,7 +23,7 @@ from ticdc_conformance.consumer.decoder_options import decoder_options
 from ticdc_conformance.consumer.local import consume_local, merged_records
 from ticdc_conformance.consumer.spark_plan import Checkpoints, position
 from ticdc_conformance.runner import run_encoding
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 
 CONFORMANCE_SCENARIOS = ["smoke", "keys", "ddl-evolution", "multi-table", "replays"]

@@ -38,9 +38,9 @@ from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, D
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.claim_check import FOLDER, claim_check_options
 from ticdc_conformance.snapshot import SNAPSHOT_LOOKUP, TruthSnapshot
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for, generate
-from ticdc_generators.sink.records import iter_record_files
+from ticdc_contract.record_files import iter_record_files
 from ticdc_generators.strategies.profiles import selected_profile
 
 TIME_LIMIT_S = 5.0

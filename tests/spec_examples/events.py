@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ticdc_generators.canonical import value_from_json
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.canonical import value_from_json
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, SinkEvent, WatermarkEvent
-from ticdc_generators.types import parse_sql_type
+from ticdc_conformance.consumer.sql_types import parse_sql_type
 
 
 class ExampleDataError(ValueError):

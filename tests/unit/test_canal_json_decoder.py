@@ -23,9 +23,9 @@ from ticdc_conformance.protocols.canal_json import (
     new_decoder,
     project_value,
 )
-from ticdc_generators.canonical import value_to_json
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
+from ticdc_contract.canonical import value_to_json
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
 
 TOPIC, PARTITION, OFFSET = "canal-topic", 2, 41
 EXT = {"enable-tidb-extension": True}

@@ -22,7 +22,7 @@ from ticdc_conformance.protocols.canal_json.rowcode import event_reader
 from ticdc_conformance.protocols.common import DIGITS_AS_ZERO
 from ticdc_conformance.protocols.canal_json.values import decode_value, plain_form
 from ticdc_conformance.protocols.common import Malformed
-from ticdc_generators.types import blob, datetime, decimal, int_type, varchar
+from ticdc_contract.tidb_types import blob, datetime, decimal, int_type, varchar
 
 from .test_canal_json_decoder import COMMIT_TS, EXT, record, ticdc_message
 from .test_canal_json_fast_path import outcome, reference

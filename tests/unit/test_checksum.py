@@ -19,17 +19,18 @@ from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.compression import codec_option, decompress
 from ticdc_conformance.protocols.simple import SimpleDecoder
 from ticdc_conformance.protocols.simple.table import _KIND_OF
-from ticdc_generators.checksum import (KINDS, TIDB_CHECKSUM_VERSION, RowChecksum, change_checksum, kind_of,
+from ticdc_contract.checksum import (KINDS, TIDB_CHECKSUM_VERSION, RowChecksum, change_checksum, kind_of,
                                        row_checksum, timestamp_in_utc, value_bytes)
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 from ticdc_generators.protocols.simple.encoder import SimpleEncoder, SimpleEncoderConfig
 from ticdc_generators.protocols.simple.messages import json_dml
-from ticdc_generators.schema_json import table_from_json
+from ticdc_contract.schema_json import table_from_json
 from ticdc_generators.sink.events import BootstrapEvent, RowEvent
-from ticdc_generators.sink.records import iter_record_files
-from ticdc_generators.types import TiDBType, all_types_matrix, int_type, varchar
+from ticdc_contract.record_files import iter_record_files
+from ticdc_contract.tidb_types import TiDBType, int_type, varchar
+from ticdc_contract.type_catalogue import all_types_matrix
 
 from ..conftest import SHARED
 

@@ -13,7 +13,7 @@ import struct
 import pytest
 
 from ticdc_conformance.checks.selection import consumer_table, selectors, unjudged_columns
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
 from ticdc_generators.protocols.open_protocol.columns import UNIQUE_KEY_FLAG
 from ticdc_generators.protocols.simple.avro_schema import decode_avro
 from ticdc_generators.sink.changefeed import ChangefeedConfigError, parse_changefeed
@@ -22,8 +22,8 @@ from ticdc_generators.sink.column_selector import (ColumnSelectorError, ColumnSe
 from ticdc_generators.sink.config import ColumnSelector, DispatchRule, SinkConfig
 from ticdc_generators.sink.simulator import SinkSimulator
 from ticdc_generators.sink.table_filter import ColumnFilter, FilterRuleError, TableFilter
-from ticdc_generators.tso import compose
-from ticdc_generators.types import int_type, varchar
+from ticdc_contract.tso import compose
+from ticdc_contract.tidb_types import int_type, varchar
 
 from ..conftest import SHARED
 

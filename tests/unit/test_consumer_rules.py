@@ -14,13 +14,13 @@ import pytest
 from ticdc_conformance.consumer.ddl_semantics import DDLPlan, DDLRecord, PartitionsUnknown, effects_of
 from ticdc_conformance.consumer.local import LocalConsumer
 from ticdc_conformance.consumer.tables import ConsumerTables
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
-from ticdc_generators.tso import compose, physical_ms
-from ticdc_generators.types import int_type, varchar
+from ticdc_contract.tso import compose, physical_ms
+from ticdc_contract.tidb_types import int_type, varchar
 
 TOPIC = "t"
 T = TableSchema("s", "t", 100, (Column("id", int_type(), nullable=False), Column("v", varchar(8))),

@@ -17,8 +17,8 @@ from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.debezium import describe_fidelity, new_decoder, project_value
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.types import ALL_BASE_TYPES, TiDBType, datetime, decimal, int_type, varchar
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, datetime, decimal, int_type, varchar
 
 from ..conftest import SHARED
 

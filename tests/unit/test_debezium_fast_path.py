@@ -22,11 +22,12 @@ from ticdc_conformance.protocols.debezium import new_decoder
 from ticdc_conformance.protocols.debezium.columns import StructCache
 from ticdc_conformance.protocols.debezium.options import parse_options
 from ticdc_conformance.protocols.debezium.plans import MAX_PLANS, PlanCache
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.events import RowEvent
-from ticdc_generators.types import TiDBType, all_types_matrix, int_type, varchar
+from ticdc_contract.tidb_types import TiDBType, int_type, varchar
+from ticdc_contract.type_catalogue import all_types_matrix
 
 BASE_TS = 1_767_225_600_000 << 18
 TOPIC = "fast"

@@ -25,8 +25,8 @@ from ticdc_conformance.protocols.keys import carried_key
 from ticdc_conformance.protocols.open_protocol.values import decode_columns
 from ticdc_conformance.protocols.simple.table import table_from_wire
 from ticdc_generators.pipeline import encoding_names
-from ticdc_generators.schema_json import table_from_json
-from ticdc_generators.sink.records import iter_record_files
+from ticdc_contract.schema_json import table_from_json
+from ticdc_contract.record_files import iter_record_files
 
 from ..conftest import CLI, ROOT, SHARED
 

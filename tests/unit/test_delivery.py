@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import pytest
 
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
 from ticdc_generators.pipeline import config_for, encoding_names
 from ticdc_generators.protocols import EncoderModule
 from ticdc_generators.scenarios import get_scenario
@@ -20,9 +20,9 @@ from ticdc_generators.sink.delivery import DML_EVENT_MAX_ROWS, InterleaveWindow,
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, WatermarkEvent
 from ticdc_generators.sink.failover import FailoverSchedule
 from ticdc_generators.sink.simulator import SinkSimulator, split_if_key_changed
-from ticdc_generators.state import replay
-from ticdc_generators.tso import compose
-from ticdc_generators.types import int_type, varchar
+from ticdc_contract.state import replay
+from ticdc_contract.tso import compose
+from ticdc_contract.tidb_types import int_type, varchar
 
 SEEDS = [1, 2, 3]
 

@@ -17,7 +17,8 @@ from ticdc_conformance.checks.fidelity import (COLUMNS, LEVELS, UNPUBLISHED, Mat
                                                matrix, type_label, zones_for)
 from ticdc_conformance.checks.roundtrip import ABSENT, canonical, round_trip, same_value
 from ticdc_conformance.protocols import protocol_package
-from ticdc_generators.types import TiDBType, all_types_matrix
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.type_catalogue import all_types_matrix
 
 from ..conftest import CLI, ROOT
 

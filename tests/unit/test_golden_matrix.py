@@ -1,12 +1,12 @@
 """The golden matrix as data, the value cap, and the checkpoints a consumer reaches."""
 import pytest
 
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import Column, Index, Op, Transaction
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import Column, Index, Op, Transaction
 from ticdc_generators.pipeline import config_for, encoding_names
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
-from ticdc_generators.state import TableStates
-from ticdc_generators.types import TiDBType, int_type
+from ticdc_contract.state import TableStates
+from ticdc_contract.tidb_types import TiDBType, int_type
 from ticdc_generators.upstream import TxnBuilder, Upstream
 from ticdc_conformance.checks.golden_cap import capped_history, largest_value
 from ticdc_conformance.checks.golden_expected import global_checkpoints, partition_order, read_order

@@ -36,11 +36,11 @@ from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.claim_check import ClaimCheckStore, claim_check_options
 from ticdc_conformance.snapshot import SNAPSHOT_LOOKUP, SnapshotUnavailable, TruthSnapshot
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
-from ticdc_generators.schema_json import table_from_json
-from ticdc_generators.truth import TruthWriter
-from ticdc_generators.types import TiDBType
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.schema_json import table_from_json
+from ticdc_contract.truth import TruthWriter
+from ticdc_contract.tidb_types import TiDBType
 
 from .test_simple_decoder import SPEC_COLUMNS, SPEC_DELETE, SPEC_INDEXES, SPEC_INSERT, SPEC_UPDATE, avro_bytes
 

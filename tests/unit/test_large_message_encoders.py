@@ -21,7 +21,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.large_message import MessageTooLargeError, compress
@@ -29,8 +29,8 @@ from ticdc_generators.protocols.open_protocol import EncodeError
 from ticdc_generators.sink.claim_check import FOLDER, ClaimCheckStorage, claim_check_message, location_prefix
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import DDLEvent, Message, RowEvent, WatermarkEvent
-from ticdc_generators.sink.records import iter_record_files
-from ticdc_generators.types import TiDBType, varchar
+from ticdc_contract.record_files import iter_record_files
+from ticdc_contract.tidb_types import TiDBType, varchar
 
 from ..conftest import SHARED
 

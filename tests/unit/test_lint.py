@@ -25,10 +25,10 @@ from ticdc_conformance.lint.seen import SeenWindow
 from ticdc_conformance.lint.settings import make_settings
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.open_protocol.framing import read_events
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
-from ticdc_generators.sink.records import records_to_table
+from ticdc_contract.record_files import records_to_table
 from ticdc_generators.sink.simulator import SinkSimulator
 
 # Open Protocol with one event per message, so a record is one event to move or corrupt.

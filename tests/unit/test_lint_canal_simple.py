@@ -18,7 +18,7 @@ from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, D
 from ticdc_conformance.lint import lint
 from ticdc_conformance.lint.settings import make_settings
 from ticdc_conformance.protocols import protocol_package
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from .test_consumer_rules import Topic, feed, insert, rows, ts, update, wm
 from .test_lint import simulate

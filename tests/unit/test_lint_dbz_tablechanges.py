@@ -16,13 +16,13 @@ import pytest
 
 from ticdc_conformance.lint import lint
 from ticdc_conformance.lint.ddl_columns import stated_columns
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import DDL, Column, DDLType, Index, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import DDL, Column, DDLType, Index, TableSchema
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.events import DDLEvent
-from ticdc_generators.tso import physical_ms
-from ticdc_generators.types import TiDBType
+from ticdc_contract.tso import physical_ms
+from ticdc_contract.tidb_types import TiDBType
 
 from .test_lint import simulate
 

@@ -16,7 +16,7 @@ import pytest
 
 from ticdc_conformance.lint import SettingsError, lint, load_settings
 from ticdc_conformance.lint.readers import simple_timing
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from .test_lint import renumber, simulate
 from .test_lint_canal_simple import go_json

@@ -23,9 +23,9 @@ from ticdc_conformance.protocols.open_protocol import (
     read_events,
 )
 from ticdc_conformance.protocols.open_protocol.goquote import go_unquote
-from ticdc_generators.canonical import value_to_json
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.types import ALL_BASE_TYPES, TiDBType
+from ticdc_contract.canonical import value_to_json
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
 
 from ..conftest import SHARED
 

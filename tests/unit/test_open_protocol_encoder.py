@@ -13,7 +13,7 @@ import struct
 import orjson
 import pytest
 
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.golang.floats import to_float32
 from ticdc_generators.protocols.open_protocol import (
@@ -27,7 +27,7 @@ from ticdc_generators.protocols.open_protocol.columns import float_text as forma
 from ticdc_generators.protocols.open_protocol.goquote import go_quote_body
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
-from ticdc_generators.types import TiDBType, blob, datetime, decimal, int_type, varchar
+from ticdc_contract.tidb_types import TiDBType, blob, datetime, decimal, int_type, varchar
 
 from ..conftest import SHARED
 
@@ -450,7 +450,7 @@ def test_type_rendering(tidb_type, value, code, flag, v):
 
 @pytest.mark.rules("OPEN-COLUMN-1")
 def test_every_base_type_has_a_code_and_renders_null():
-    from ticdc_generators.types import ALL_BASE_TYPES
+    from ticdc_contract.tidb_types import ALL_BASE_TYPES
     for base in ALL_BASE_TYPES:
         t = TiDBType(base, elements=("a",) if base in ("enum", "set") else ())
         col = _render(t, None)

@@ -19,7 +19,7 @@ from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols.open_protocol import fast, new_decoder
 from ticdc_conformance.protocols.open_protocol.framing import read_events
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.sink.simulator import SinkSimulator

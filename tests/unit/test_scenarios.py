@@ -4,11 +4,11 @@ import subprocess
 
 import pytest
 
-from ticdc_generators.model import DDL, DDLType, Op, Transaction
+from ticdc_contract.model import DDL, DDLType, Op, Transaction
 from ticdc_generators.pipeline import config_for, encoding_names
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
 from ticdc_generators.sink.simulator import SinkSimulator
-from ticdc_generators.state import replay
+from ticdc_contract.state import replay
 from ticdc_generators.values import domain_for
 
 from ..conftest import CLI, ROOT

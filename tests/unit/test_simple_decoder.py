@@ -21,9 +21,9 @@ from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.simple import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder, describe_fidelity, new_decoder, project_value
-from ticdc_generators.canonical import value_to_json
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.types import ALL_BASE_TYPES, TiDBType
+from ticdc_contract.canonical import value_to_json
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
 
 from ..conftest import SHARED
 

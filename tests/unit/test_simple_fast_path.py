@@ -21,7 +21,7 @@ from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.simple import new_decoder
 from ticdc_conformance.protocols.simple.fast import PLANS
 from ticdc_conformance.protocols.simple.shapes import SHAPES_PER_TABLE
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from .test_simple_decoder import SMOKE_COLUMNS, SMOKE_ROWS, TYPE_CASES, Stream, column, dtype, pk, rec, smoke_wire
 

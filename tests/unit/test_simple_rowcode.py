@@ -13,7 +13,7 @@ import pytest
 
 from ticdc_conformance.protocols.simple import new_decoder
 from ticdc_conformance.protocols.simple.shapes import SHAPES_PER_TABLE
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from .test_simple_decoder import column, dtype, pk
 from .test_simple_fast_path import JSON, Pair

@@ -1,9 +1,9 @@
 """The upstream TiDB model and the state interpreter: DDL semantics, collapsing, history queries."""
 import pytest
 
-from ticdc_generators.model import Column, DDLType, Index, Op, Partition, Partitioning
-from ticdc_generators.state import replay
-from ticdc_generators.types import TiDBType, int_type, varchar
+from ticdc_contract.model import Column, DDLType, Index, Op, Partition, Partitioning
+from ticdc_contract.state import replay
+from ticdc_contract.tidb_types import TiDBType, int_type, varchar
 from ticdc_generators.upstream import Rejected, TxnBuilder, Upstream
 
 

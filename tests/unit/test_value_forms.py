@@ -29,13 +29,14 @@ from ticdc_conformance.consumer.local import consume_local
 from ticdc_conformance.consumer.output import final_file_name
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.debezium import temporal
-from ticdc_generators.canonical import row_to_json
-from ticdc_generators.model import Column, TableSchema
+from ticdc_contract.canonical import row_to_json
+from ticdc_contract.model import Column, TableSchema
 from ticdc_generators.pipeline import generate
 from ticdc_generators.protocols.golang.json_text import ENCODING_JSON, dumps as go_dumps
 from ticdc_generators.scenarios import get_scenario
-from ticdc_generators.state import replay
-from ticdc_generators.types import TiDBType, all_types_matrix, datetime as datetime_type, decimal
+from ticdc_contract.state import replay
+from ticdc_contract.tidb_types import TiDBType, datetime as datetime_type, decimal
+from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.values import domain_for
 
 ZONE = "America/New_York"  # behind UTC: a TIMESTAMP's wall clock differs from UTC's

@@ -11,20 +11,10 @@ import pytest
 from faker import Faker
 from hypothesis import find as hypothesis_find, settings
 
-from ticdc_generators.types import (
-    COLLATIONS,
-    HARD_ENUM_MEMBERS,
-    HARD_SET_MEMBERS,
-    TiDBType,
-    all_types_matrix,
-    check_type,
-    collation_info,
-    decimal,
-    parse_sql_type,
-    type_charset,
-    type_collation,
-    varchar,
-)
+from ticdc_contract.tidb_types import TiDBType, decimal, varchar
+from ticdc_contract.type_catalogue import HARD_ENUM_MEMBERS, HARD_SET_MEMBERS, all_types_matrix, check_type
+from ticdc_contract.tidb_types import COLLATIONS, collation_info, type_charset, type_collation
+from ticdc_conformance.consumer.sql_types import parse_sql_type
 from ticdc_generators.values import SETTINGS, domain_for, jsondoc
 from ticdc_generators.values.numeric import F32_MAX, F32_MIN_SUBNORMAL, f32
 from ticdc_generators.values.temporal import zone
@@ -43,7 +33,7 @@ def edges(t: TiDBType, **kw) -> list:
 
 # --- the type catalogue -------------------------------------------------------------------------
 def test_matrix_covers_every_base_type_and_is_valid():
-    from ticdc_generators.types import ALL_BASE_TYPES
+    from ticdc_contract.tidb_types import ALL_BASE_TYPES
 
     assert {t.base for t in MATRIX} == set(ALL_BASE_TYPES)
     for t in MATRIX:

@@ -13,14 +13,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol_package
-from ticdc_generators.canonical import value_to_json
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_contract.canonical import value_to_json
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, RowEvent
-from ticdc_generators.types import TiDBType, all_types_matrix
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.values import domain_for, jsondoc
 
 MATRIX = all_types_matrix()

@@ -10,12 +10,12 @@ import fastavro
 import orjson
 import pytest
 
-from ticdc_generators.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent
-from ticdc_generators.types import TiDBType, int_type, varchar
+from ticdc_contract.tidb_types import TiDBType, int_type, varchar
 
 from ..conftest import CLI, ROOT
 

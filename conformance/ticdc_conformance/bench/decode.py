@@ -23,9 +23,9 @@ import orjson
 import pyarrow.parquet as pq
 from fastavro import schemaless_reader
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
-from ticdc_generators.sink.records import ROW_GROUP_RECORDS, records_from_batch
+from ticdc_contract.record_files import ROW_GROUP_RECORDS, records_from_batch
 
 from ..protocols import protocol_package
 from .inputs import SCENARIO, Inputs, cached_inputs

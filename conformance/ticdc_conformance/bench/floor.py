@@ -66,7 +66,7 @@ class OutOfOrder(Exception):
 def _counting_decoder(protocol: str, options: dict):
     def count(batches: Iterator) -> Iterator:
         import pyarrow as pa
-        from ticdc_generators.sink.records import records_from_batch
+        from ticdc_contract.record_files import records_from_batch
 
         from ..consumer.decode_stage import PartitionDecoders
 

@@ -33,9 +33,9 @@ from typing import Any, Iterator, Optional
 import orjson
 import pyarrow.parquet as pq
 
-from ticdc_generators.canonical import key_order_token
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.sink.records import records_from_batch
+from ticdc_contract.canonical import key_order_token
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import records_from_batch
 
 from ..consumer.ddl_semantics import DropSchema, NotUnderstood, RenameTable, effects_of, tables_touched
 from ..consumer.decode_stage import PartitionDecoders

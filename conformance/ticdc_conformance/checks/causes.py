@@ -21,7 +21,7 @@ from typing import Optional
 
 import orjson
 
-from ticdc_generators.model import TableSchema
+from ticdc_contract.model import TableSchema
 
 from .finding import APPLIED_TWICE, Finding
 from .upstream_history import Gone, RowQuestions, TableFates, ddl_words

@@ -30,11 +30,11 @@ from typing import Callable, Iterator, Optional
 
 import orjson
 
-from ticdc_generators.canonical import row_to_json
-from ticdc_generators.model import DDL, Op, Row, TableSchema, Transaction
-from ticdc_generators.schema_json import table_from_json
+from ticdc_contract.canonical import row_to_json
+from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
+from ticdc_contract.schema_json import table_from_json
 from ticdc_generators.sink.simulator import split_if_key_changed
-from ticdc_generators.state import TableStates
+from ticdc_contract.state import TableStates
 
 from ..protocols.common import is_json_int as _is_int
 from .causes import foreign_table
@@ -107,7 +107,7 @@ def _frozen(row: Row) -> tuple:
 
 
 class _Truth(TableStates):
-    """The ground truth's interpreter (ticdc_generators.state), with every row also kept as the
+    """The ground truth's interpreter (ticdc_contract.state), with every row also kept as the
     protocol's consumer sees it and every change since the last checkpoint noted.
 
     Projection happens when a row is written: a protocol may encode a value differently under a

@@ -25,11 +25,11 @@ from typing import Any, Callable, Optional
 
 import orjson
 
-from ticdc_generators.canonical import key_order_token
-from ticdc_generators.model import Column, TableSchema
+from ticdc_contract.canonical import key_order_token
+from ticdc_contract.model import Column, TableSchema
 from ticdc_generators.pipeline import config_for, encoding_names, generate
-from ticdc_generators.schema_json import table_from_json
-from ticdc_generators.types import TiDBType
+from ticdc_contract.schema_json import table_from_json
+from ticdc_contract.tidb_types import TiDBType
 
 from ..folders import case_folder, recreate
 from ..protocols import protocol_package

@@ -14,9 +14,9 @@ from typing import Any, Optional
 
 import orjson
 
-from ticdc_generators.canonical import key_order_token
-from ticdc_generators.model import TableSchema
-from ticdc_generators.schema_json import table_from_json
+from ticdc_contract.canonical import key_order_token
+from ticdc_contract.model import TableSchema
+from ticdc_contract.schema_json import table_from_json
 
 from ..consumer.output import final_file_name
 from ..protocols import protocol_package

@@ -1,6 +1,6 @@
 """The fidelity matrix: TiDB type x encoding/option -> exact / lossy (how) / absent.
 
-Rows are the declarations of the type catalogue (`types.all_types_matrix`); columns are the
+Rows are the declarations of the type catalogue (`type_catalogue.all_types_matrix`); columns are the
 encodings of the default matrix and the sink options that change what a consumer can know of a
 value (`COLUMNS`). Each cell comes from the protocol package's `describe_fidelity`, the same
 knowledge its `project_value` applies in the differential check, and a lossy cell shows one edge
@@ -21,7 +21,8 @@ from typing import Any, Callable, Optional
 
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.sink.config import SinkConfig
-from ticdc_generators.types import TiDBType, all_types_matrix
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.values import SETTINGS, domain_for
 
 from ..protocols import protocol_package

@@ -7,7 +7,7 @@ from .fidelity import (UNPUBLISHED, ZONES, columns_markdown, forms_legend, forms
 HEADER = """# Protocol fidelity
 
 What a perfect consumer of each encoding can know of each TiDB type: every declaration of the type
-catalogue (`types.all_types_matrix`) against the encodings of the default matrix and the sink options
+catalogue (`type_catalogue.all_types_matrix`) against the encodings of the default matrix and the sink options
 that change a value's fate. The differential check compares a consumer's tables with the ground
 truth *projected* onto this fidelity, so a consumer is never blamed for what the protocol itself
 loses. Generated from the decoders' `describe_fidelity` (the same knowledge as their

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Optional
 import orjson
 from deepdiff import DeepDiff
 
-from ticdc_generators.canonical import dumps_line
+from ticdc_contract.canonical import dumps_line
 from ticdc_generators.pipeline import GENERATOR_VERSION
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.sink.config import SinkConfig

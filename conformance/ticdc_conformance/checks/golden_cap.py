@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Optional
 
-from ticdc_generators.model import DDL, DDLType, Op, Row, RowChange, Transaction
+from ticdc_contract.model import DDL, DDLType, Op, Row, RowChange, Transaction
 
 _CREATES = (DDLType.CREATE_SCHEMA, DDLType.CREATE_TABLE)
 
@@ -51,7 +51,7 @@ def capped_history(history: Iterable[DDL | Transaction], cap: int,
             yield event
             continue
         # A transaction's changes commute (every old image goes, then every new one arrives, as
-        # ticdc_generators.state applies them), so membership is read before any is updated.
+        # ticdc_contract.state applies them), so membership is read before any is updated.
         kept: list[RowChange] = []
         gone: set[tuple] = set()
         out_now: set[tuple] = set()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_generators.model import DDL, Op
+from ticdc_contract.model import DDL, Op
 
 OPS = {Op.INSERT: "insert", Op.UPDATE: "update", Op.DELETE: "delete"}
 

@@ -28,12 +28,12 @@ from typing import Iterator, Optional
 
 import orjson
 
-from ticdc_generators.canonical import key_order_token, row_to_json
-from ticdc_generators.model import DDL, RowChange, TableSchema, Transaction
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.canonical import key_order_token, row_to_json
+from ticdc_contract.model import DDL, RowChange, TableSchema, Transaction
+from ticdc_contract.record import KafkaRecord
 from ticdc_generators.sink.events import DDLEvent, RowEvent
 from ticdc_generators.sink.simulator import split_if_key_changed
-from ticdc_generators.state import TableStates
+from ticdc_contract.state import TableStates
 
 from ..protocols import protocol_package
 from .checkpoints import _Truth  # the checkpoint check's ground-truth interpreter, reused as is

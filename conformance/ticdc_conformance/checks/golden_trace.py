@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import DDL, RowChange, Transaction
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import DDL, RowChange, Transaction
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import DDLEvent, RowEvent, SinkEvent, WatermarkEvent
 from ticdc_generators.sink.simulator import SinkSimulator
-from ticdc_generators.truth import TruthWriter
+from ticdc_contract.truth import TruthWriter
 
 from .golden_cap import capped_history
 

@@ -21,8 +21,8 @@ from typing import Any, Iterator, Optional
 import orjson
 from deepdiff import DeepDiff
 
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.sink.records import RecordFileWriter
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import RecordFileWriter
 
 _SORTED = orjson.OPT_SORT_KEYS
 MAX_REPORTED = 25

@@ -24,7 +24,7 @@ from typing import Any, Iterator, Optional
 
 import orjson
 
-from ticdc_generators.canonical import key_order_token
+from ticdc_contract.canonical import key_order_token
 
 from ..consumer.decode_stage import PartitionDecoders
 from ..consumer.decoder_options import decoder_options

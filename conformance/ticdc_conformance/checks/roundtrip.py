@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from ticdc_generators.canonical import value_to_json
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_contract.canonical import value_to_json
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, RowEvent
-from ticdc_generators.types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 from ..events import DecodedRow
 from ..protocols import protocol_package

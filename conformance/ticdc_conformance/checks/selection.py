@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-from ticdc_generators.model import TableSchema
+from ticdc_contract.model import TableSchema
 from ticdc_generators.sink.column_selector import ColumnSelectors
 
 

@@ -5,7 +5,7 @@ rule: a row upstream deleted (CONSUMER-DELETE-1), the old image of an UPDATE tha
 another key or replaced its image (CONSUMER-UPDATE-1), rows a TRUNCATE, DROP or RENAME removed
 (CONSUMER-DDL-3), a table upstream never created, dropped or renamed away (CONSUMER-TABLE-1).
 
-The history is replayed once through the ground truth's own interpreter (ticdc_generators.state,
+The history is replayed once through the ground truth's own interpreter (ticdc_contract.state,
 the one definition of what a DDL does to rows), regenerated from the manifest and checked line by
 line against truth/history.ndjson. Memory holds upstream's current rows (the interpreter's), the
 DDLs that created, dropped, renamed or truncated a table (few), and facts for the rows asked about
@@ -19,10 +19,10 @@ from typing import Iterator, Optional
 
 import orjson
 
-from ticdc_generators.canonical import key_order_token, row_to_json
-from ticdc_generators.model import DDL, DDLType, Row, TableSchema, Transaction
+from ticdc_contract.canonical import key_order_token, row_to_json
+from ticdc_contract.model import DDL, DDLType, Row, TableSchema, Transaction
 from ticdc_generators.scenarios import get_scenario
-from ticdc_generators.state import TableStates
+from ticdc_contract.state import TableStates
 
 from .selection import consumer_table, selectors
 

@@ -33,9 +33,9 @@ from decimal import Context, Decimal, InvalidOperation
 from types import ModuleType
 from typing import Any, Callable, Iterable, Optional
 
-from ticdc_generators.canonical import key_order_token, row_to_json, value_from_json
-from ticdc_generators.model import Column, TableSchema
-from ticdc_generators.types import TiDBType
+from ticdc_contract.canonical import key_order_token, row_to_json, value_from_json
+from ticdc_contract.model import Column, TableSchema
+from ticdc_contract.tidb_types import TiDBType
 
 from ..protocols import protocol_package
 from ..protocols.common import is_json_int

@@ -30,9 +30,9 @@ from typing import Any, Iterable, Iterator, Optional
 import orjson
 import pyarrow as pa
 
-from ticdc_generators.canonical import key_order_token
-from ticdc_generators.kafka_record import KafkaRecord
-from ticdc_generators.sink.records import records_from_batch
+from ticdc_contract.canonical import key_order_token
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import records_from_batch
 
 from ..errors import DecodeError
 from ..events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark

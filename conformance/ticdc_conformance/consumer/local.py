@@ -25,7 +25,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ..errors import ConsumerError
 from ..transport.record_files import RecordFiles

@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Optional
 
 import orjson
 
-from ticdc_generators.canonical import key_order_token
+from ticdc_contract.canonical import key_order_token
 
 from .ddl_semantics import (AddColumn, CreateTable, DropColumn, DropSchema, DropTable, Effect, Name, RenameColumn,
                             RenameTable, TableMeta, apply_to_metas, row_fate, tables_touched)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ticdc_generators.types import TiDBType, charset_info, collation_info
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.tidb_types import charset_info, collation_info
 
 from ..consumer.ddl_sql import Cursor, DDLSyntaxError, Tok, column_def
 

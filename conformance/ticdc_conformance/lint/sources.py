@@ -12,7 +12,7 @@ import contextlib
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ..transport import record_files
 from ..transport.record_files import merge_by_timestamp

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ..events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ..rules import checks_rules

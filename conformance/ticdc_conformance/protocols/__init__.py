@@ -15,7 +15,7 @@ import importlib
 from types import ModuleType
 from typing import Protocol
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ..events import DecodedEvent
 

@@ -16,7 +16,7 @@ offset) instead: a conformance run must not lose rows silently. Handle-key-only 
 checked (TiCDC rebuilds those rows from the upstream without the checksum); a claim-check message is
 checked in its full form, read from storage.
 
-The recomputation is TiDB's algorithm (ticdc_generators.checksum, held to TiDB's own test vectors),
+The recomputation is TiDB's algorithm (ticdc_contract.checksum, held to TiDB's own test vectors),
 with one deliberate difference from TiCDC's consumer: TIMESTAMP values are converted to UTC before
 they are hashed, as TiDB's RowData.Checksum does when TiCDC computes the checksum. TiCDC's
 consumer hashes the printed value as it arrives, so it only agrees with its own encoder when the
@@ -27,13 +27,13 @@ from __future__ import annotations
 import base64
 from typing import Any, Iterable, Optional, Protocol
 
-from ticdc_generators.checksum import RowChecksum, fold, value_bytes
+from ticdc_contract.checksum import RowChecksum, fold, value_bytes
 
 from .common import Malformed
 
 
 class ChecksumColumn(Protocol):
-    """What the check needs of a column: its name, value kind (ticdc_generators.checksum.KINDS) and
+    """What the check needs of a column: its name, value kind (ticdc_contract.checksum.KINDS) and
     ENUM/SET members."""
 
     name: str

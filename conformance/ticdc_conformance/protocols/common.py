@@ -12,7 +12,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 import orjson
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ..errors import DecodeError
 

@@ -5,7 +5,7 @@ member and a SET as a bitmask, bit i for member i, and that is all such a protoc
 """
 from __future__ import annotations
 
-from ticdc_generators.types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 
 def enum_index(t: TiDBType, name: str) -> int:

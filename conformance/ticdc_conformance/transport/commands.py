@@ -115,7 +115,7 @@ def publish_cmd(records: Path, manifest: Optional[Path], bootstrap: str, replace
 def export_cmd(bootstrap: str, topics: tuple[str, ...], out: Path, via: str, master: Optional[str],
                timeout_s: float) -> None:
     """Write topics, as they are now, to record files (e.g. to keep a real TiCDC stream)."""
-    from ticdc_generators.sink.records import RecordFileWriter
+    from ticdc_contract.record_files import RecordFileWriter
 
     try:
         if via == "spark":

@@ -20,8 +20,8 @@ from functools import partial
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from ticdc_generators.kafka_record import CREATE_TIME, KafkaRecord
-from ticdc_generators.sink.records import iter_record_files
+from ticdc_contract.record import CREATE_TIME, KafkaRecord
+from ticdc_contract.record_files import iter_record_files
 
 from .errors import KafkaUnavailable, PublishError, TransportError
 

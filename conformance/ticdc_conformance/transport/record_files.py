@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ticdc_generators.kafka_record import RECORD_SCHEMA, KafkaRecord
-from ticdc_generators.sink.records import records_from_batch
+from ticdc_contract.record import RECORD_SCHEMA, KafkaRecord
+from ticdc_contract.record_files import records_from_batch
 
 from ..errors import ConsumerError
 

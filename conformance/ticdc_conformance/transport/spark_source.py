@@ -18,7 +18,7 @@ import shlex
 from pathlib import Path
 from typing import Iterator
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from .errors import TransportError
 from .kafka_io import DEFAULT_TIMEOUT_S, cluster_metadata, publish

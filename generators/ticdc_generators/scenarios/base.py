@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from ..model import DDL, Transaction
+from ticdc_contract.model import DDL, Transaction
 from ..sink.config import DispatchRule
 
 

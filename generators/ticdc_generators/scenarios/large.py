@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from typing import Iterator, Optional
 
-from ..model import DDL, Column, Index, Transaction
-from ..types import TiDBType, datetime, decimal, int_type, varchar
+from ticdc_contract.model import DDL, Column, Index, Transaction
+from ticdc_contract.tidb_types import TiDBType, datetime, decimal, int_type, varchar
 from ..upstream import TxnBuilder, Upstream
 from .base import Scenario
 

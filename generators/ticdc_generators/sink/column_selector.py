@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from ..errors import ChangefeedFailure
-from ..model import Row, TableSchema
+from ticdc_contract.model import Row, TableSchema
 from .table_filter import ColumnFilter, FilterRuleError, TableFilter
 
 if TYPE_CHECKING:  # config.py validates with this module, so it is imported for types only

@@ -26,7 +26,7 @@ import random
 from collections import deque
 from typing import Callable, Optional
 
-from ..model import RowChange, Transaction
+from ticdc_contract.model import RowChange, Transaction
 
 # TiCDC pkg/config/debug.go: DMLEventMaxRows' default.
 DML_EVENT_MAX_ROWS = 256

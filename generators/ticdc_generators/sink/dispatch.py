@@ -14,7 +14,7 @@ import zlib
 from typing import Any, Optional
 
 from ..errors import ChangefeedFailure
-from ..model import Row, TableSchema
+from ticdc_contract.model import Row, TableSchema
 from .config import DispatchRule, SinkConfig
 from .table_filter import TableFilter
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from ..model import DDL, RowChange, TableSchema
+from ticdc_contract.model import DDL, RowChange, TableSchema
 
 
 @dataclass(frozen=True)

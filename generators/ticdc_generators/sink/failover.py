@@ -23,8 +23,8 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-from ..model import DDL, TableSchema, Transaction
-from ..state import TableStates
+from ticdc_contract.model import DDL, TableSchema, Transaction
+from ticdc_contract.state import TableStates
 
 
 @dataclass(frozen=True)

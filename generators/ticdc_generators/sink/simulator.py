@@ -30,10 +30,10 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Optional
 
-from ..kafka_record import KafkaRecord
-from ..model import DDL, ROWID, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.model import DDL, ROWID, Op, RowChange, TableSchema, Transaction
 from ..protocols import EncoderModule, PartitionEncoder, encoder_module
-from ..tso import physical_ms
+from ticdc_contract.tso import physical_ms
 from .column_selector import dispatch_row, select_columns
 from .config import SinkConfig
 from .delivery import InterleaveWindow, table_pieces

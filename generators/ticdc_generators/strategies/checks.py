@@ -1,7 +1,7 @@
 """An independent judge of histories: would TiDB have produced this sequence of events?
 
 `check_history(events)` replays a history and raises `HistoryError` at the first event TiDB
-could not have committed, or whose effect `ticdc_generators.state` gets wrong. It re-derives
+could not have committed, or whose effect `ticdc_contract.state` gets wrong. It re-derives
 what it checks rather than asking the upstream model, so histories built by hand, by scenarios
 or by these strategies can all be held to it:
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..model import DDL, ROWID, DDLType, HistoryEvent, Op, Row, TableSchema, Transaction
-from ..state import TableStates
+from ticdc_contract.model import DDL, ROWID, DDLType, HistoryEvent, Op, Row, TableSchema, Transaction
+from ticdc_contract.state import TableStates
 from .rows import is_valid, key_form
 
 MULTI_TABLE_KINDS = (DDLType.CREATE_TABLE, DDLType.RENAME_TABLE)

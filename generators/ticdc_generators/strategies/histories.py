@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.control import reject
 from hypothesis.strategies import SearchStrategy
 
-from ..model import HistoryEvent, Transaction
+from ticdc_contract.model import HistoryEvent, Transaction
 from ..upstream import Upstream
 from .ops import DDL_KINDS, DEFAULT_START_MS, Driver
 from .schemas import ALL_SHAPES, KeyShape

@@ -28,8 +28,8 @@ from typing import Optional
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from ..model import DDL, ROWID, DDLType, HistoryEvent, Partitioning, Row, TableSchema, Transaction
-from ..state import TableStates, replay
+from ticdc_contract.model import DDL, ROWID, DDLType, HistoryEvent, Partitioning, Row, TableSchema, Transaction
+from ticdc_contract.state import TableStates, replay
 from ..upstream import Upstream
 from .checks import MULTI_TABLE_KINDS, check_row
 from .ops import DEFAULT_START_MS, Driver

@@ -19,8 +19,10 @@ from typing import Any, Callable, Optional, Sequence
 
 from hypothesis import strategies as st
 
-from ..model import ROWID, Column, HistoryEvent, Index, Row, TableSchema
-from ..types import DECIMAL_MAX_PRECISION, INTEGER_TYPES, TiDBType, charset_info
+from ticdc_contract.model import ROWID, Column, HistoryEvent, Index, Row, TableSchema
+from ticdc_contract.tidb_types import INTEGER_TYPES, TiDBType
+from ticdc_contract.type_catalogue import DECIMAL_MAX_PRECISION
+from ticdc_contract.tidb_types import charset_info
 from ..upstream import Rejected, TxnBuilder, Upstream
 from .names import fresh_name
 from .rows import default_values, draw_values, key_form

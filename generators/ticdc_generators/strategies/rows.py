@@ -15,8 +15,9 @@ from typing import Any, Iterable, Optional
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from ..model import Column, Row, TableSchema
-from ..types import TiDBType, type_collation
+from ticdc_contract.model import Column, Row, TableSchema
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.tidb_types import type_collation
 
 
 @lru_cache(maxsize=4096)

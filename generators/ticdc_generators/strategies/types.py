@@ -1,6 +1,6 @@
 """Column types: one small builder per family, `tidb_types()` over the whole catalogue.
 
-Every builder yields `TiDBType`s TiDB accepts (`types.check_type` holds for each) and shrinks
+Every builder yields `TiDBType`s TiDB accepts (`type_catalogue.check_type` holds for each) and shrinks
 toward the family's plainest declaration (INT, DECIMAL(10,0), VARCHAR(1), DATETIME, ...).
 `key_types()` narrows to what may sit in a primary or unique key without a prefix length and
 whose equality TiDB and the model judge alike (binary collations only, no floats).
@@ -14,9 +14,9 @@ from typing import Iterable, Optional
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from ..types import (BINARY_TYPES, COLLATIONS, DECIMAL_MAX_PRECISION, DECIMAL_MAX_SCALE, INTEGER_TYPES,
-                     MAX_FSP, SET_MAX_MEMBERS, STRING_TYPES, TiDBType, charset_info, check_type,
-                     type_collation)
+from ticdc_contract.tidb_types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
+from ticdc_contract.type_catalogue import DECIMAL_MAX_PRECISION, DECIMAL_MAX_SCALE, MAX_FSP, SET_MAX_MEMBERS, check_type
+from ticdc_contract.tidb_types import COLLATIONS, charset_info, type_collation
 
 # Integer bases in the order they shrink to: INT is the plainest.
 _INTEGERS = ("int", "tinyint", "smallint", "mediumint", "bigint")

@@ -10,7 +10,7 @@ it stays one UPDATE here and the sink simulator splits it as TiCDC does.
 """
 from __future__ import annotations
 
-from ..model import Op, Row, RowChange, TableSchema
+from ticdc_contract.model import Op, Row, RowChange, TableSchema
 
 Name = tuple[str, str]
 

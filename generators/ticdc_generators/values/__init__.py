@@ -18,8 +18,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable
 
-from ..types import (BINARY_TYPES, FLOAT_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType, all_types_matrix,
-                     check_type)
+from ticdc_contract.tidb_types import BINARY_TYPES, FLOAT_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
+from ticdc_contract.type_catalogue import all_types_matrix, check_type
 from . import jsondoc
 from .domain import SETTINGS, Edge, Family, ValueDomain
 from .numeric import bit_family, decimal_family, f32, float_family, format_decimal, integer_family, year_family
@@ -88,5 +88,5 @@ def domain_for(t: TiDBType, *, nullable: bool = False, time_zone: str = "UTC",
 
 
 def all_domains(*, nullable: bool = False, time_zone: str = "UTC") -> list[ValueDomain]:
-    """A domain for every declaration of types.all_types_matrix()."""
+    """A domain for every declaration of type_catalogue.all_types_matrix()."""
     return [domain_for(t, nullable=nullable, time_zone=time_zone) for t in all_types_matrix()]

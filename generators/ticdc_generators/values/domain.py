@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Optional
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from ..types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 from .fakers import Fakers
 from .gen import Gen
 

@@ -5,7 +5,7 @@ import math
 import re
 import struct
 
-from ..types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 from . import gen as g
 from .domain import Edge, Family
 

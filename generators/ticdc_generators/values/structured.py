@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ..types import TXN_ENTRY_SIZE_LIMIT, TiDBType
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.type_catalogue import TXN_ENTRY_SIZE_LIMIT
 from . import gen as g
 from . import jsondoc
 from .domain import Edge, Family

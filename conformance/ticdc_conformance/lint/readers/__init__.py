@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ..profile import stream_rules
 from ..settings import LintSettings, SettingsError

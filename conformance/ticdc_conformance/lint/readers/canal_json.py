@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...protocols.canal_json import new_decoder
 from ...protocols.canal_json.fields import is_sql_type_code

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...protocols.common import Malformed, json_object
 from ...protocols.compression import codec_option, decompress

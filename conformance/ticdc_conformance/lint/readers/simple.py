@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import orjson
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ...protocols.common import Malformed

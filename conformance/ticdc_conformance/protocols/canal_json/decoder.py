@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ..common import Malformed, decode_errors, json_object

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_generators.types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 from ..enum_set import enum_index, set_bitmask
 from ..floats import float32_as_read

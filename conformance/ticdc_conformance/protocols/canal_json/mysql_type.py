@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ticdc_generators.types import ALL_BASE_TYPES, BINARY_TYPES, STRING_TYPES
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, BINARY_TYPES, STRING_TYPES
 
 from ..common import Malformed
 

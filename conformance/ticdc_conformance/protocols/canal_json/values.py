@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 
 import orjson
 
-from ticdc_generators.types import INTEGER_TYPES, TiDBType
+from ticdc_contract.tidb_types import INTEGER_TYPES, TiDBType
 
 from ..common import Malformed
 from .mysql_type import MySQLType

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark

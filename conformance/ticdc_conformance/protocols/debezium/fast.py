@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import msgspec
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedRow
 from ..common import Malformed, bounded_put

@@ -12,8 +12,8 @@ from __future__ import annotations
 import base64
 from typing import Any, Optional
 
-from ticdc_generators.model import Column
-from ticdc_generators.types import TiDBType
+from ticdc_contract.model import Column
+from ticdc_contract.tidb_types import TiDBType
 
 from ..common import Malformed, is_json_int
 from . import temporal

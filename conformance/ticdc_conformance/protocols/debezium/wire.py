@@ -3,7 +3,7 @@
 This replays TiCDC's Debezium encoder for a TiDB type (TiCDC pkg/sink/codec/debezium/codec.go:
 writeDebeziumFieldSchema, writeDebeziumFieldValue; helper.go: getTiDBType, getBitFromUint64)
 so the fidelity projection is "decode(encode(value))" with the decoder's own value decoding.
-Values are the canonical JSON form (ticdc_generators.canonical.value_to_json).
+Values are the canonical JSON form (ticdc_contract.canonical.value_to_json).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import base64
 from decimal import Decimal
 from typing import Any, Optional
 
-from ticdc_generators.types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 from ..floats import float32_as_read
 from . import temporal

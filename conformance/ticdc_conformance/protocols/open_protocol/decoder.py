@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ..common import Malformed, bool_option, decode_errors, json_object

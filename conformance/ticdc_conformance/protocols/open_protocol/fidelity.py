@@ -1,13 +1,13 @@
 """What a perfect Open Protocol consumer can know of a ground-truth value (spec 002, Column type code).
 
-`project_value` maps a canonical JSON value (ticdc_generators.canonical.value_to_json) to exactly
+`project_value` maps a canonical JSON value (ticdc_contract.canonical.value_to_json) to exactly
 what OpenProtocolDecoder outputs for it; `describe_fidelity` says why per TiDB type.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_generators.types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 from ..enum_set import enum_index, set_bitmask
 from ..floats import float32_as_read

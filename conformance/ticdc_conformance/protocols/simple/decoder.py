@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ticdc_generators.kafka_record import KafkaRecord
+from ticdc_contract.record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark

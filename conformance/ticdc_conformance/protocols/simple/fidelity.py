@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ticdc_generators.types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 from .values import float32_shortest
 

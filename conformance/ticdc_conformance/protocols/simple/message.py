@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ticdc_generators.checksum import RowChecksum
+from ticdc_contract.checksum import RowChecksum
 
 from ..common import Malformed
 from .fields import get_bool, get_int

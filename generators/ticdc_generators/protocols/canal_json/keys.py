@@ -8,7 +8,7 @@ unique key with the fewest columns, ties going to the index created first.
 """
 from __future__ import annotations
 
-from ...model import TableSchema
+from ticdc_contract.model import TableSchema
 
 
 def pk_names(table: TableSchema) -> list[str]:

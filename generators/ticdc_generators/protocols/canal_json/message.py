@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ... import tso
-from ...model import DDL, Op, RowChange
+from ticdc_contract import tso
+from ticdc_contract.model import DDL, Op, RowChange
 from ...sink.config import SinkConfig
 from ..golang import json_text
 from .columns import java_type, mysql_type, render_value

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...model import DDL, TableSchema
-from ...tso import physical_ms
+from ticdc_contract.model import DDL, TableSchema
+from ticdc_contract.tso import physical_ms
 from .columns import DEFAULT_FLEN, ColumnView, table_view
 from .ddl_query import ColumnDef, column_defs
 from .envelope import EnvelopeOptions, dumps, source_payload, source_schema

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...model import Op, RowChange
-from ...tso import physical_ms
+from ticdc_contract.model import Op, RowChange
+from ticdc_contract.tso import physical_ms
 from ..golang import json_text
 from ..golang.json_text import Raw
 from .columns import TableView, sanitize_name, schema_topic_name

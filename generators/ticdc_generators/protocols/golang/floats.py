@@ -17,17 +17,10 @@ import math
 import struct
 from fractions import Fraction
 
+from ticdc_contract.canonical import to_float32
+
 # (significand bits, exponent of the least subnormal) of each width
 _FORMAT = {32: (24, -149), 64: (53, -1074)}
-
-
-def to_float32(x: float) -> float:
-    """Go's float32(x) as a Python float: the nearest float32 (ties to even), ±Inf beyond its range.
-    TiDB keeps a FLOAT column as a float32."""
-    try:
-        return struct.unpack("<f", struct.pack("<f", x))[0]
-    except OverflowError:  # struct refuses what rounds past the largest float32; Go gives an infinity
-        return math.copysign(math.inf, x)
 
 
 # --- digits ---------------------------------------------------------------------------------

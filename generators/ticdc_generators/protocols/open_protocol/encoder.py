@@ -30,7 +30,7 @@ import struct
 from dataclasses import dataclass
 from typing import Optional
 
-from ...model import TableSchema
+from ticdc_contract.model import TableSchema
 from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...model import DDL, Op, Row, RowChange
+from ticdc_contract.model import DDL, Op, Row, RowChange
 from ..golang import json_text
 from .columns import ColumnLayout, EncodeError, TableLayout, render_value
 

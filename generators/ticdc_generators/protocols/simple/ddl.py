@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...model import DDL, DDLType, TableSchema
+from ticdc_contract.model import DDL, DDLType, TableSchema
 
 # TiDB model.ActionType codes that the model's DDLType does not name.
 _ACTION_ADD_FOREIGN_KEY = 9

@@ -23,7 +23,7 @@ from typing import Any, Optional
 from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
-from ...tso import physical_ms
+from ticdc_contract.tso import physical_ms
 from ..golang.json_text import ENCODING_JSON, dumps
 from ..large_message import COMPRESSIONS, MessageTooLargeError, compress, record_size, require_storage
 from .avro_schema import encode_avro

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...checksum import RowChecksum, change_checksum
-from ...model import DDL, Op, Row, RowChange, TableSchema
+from ticdc_contract.checksum import RowChecksum, change_checksum
+from ticdc_contract.model import DDL, Op, Row, RowChange, TableSchema
 from .avro_schema import NAMESPACE
 from .ddl import ddl_type, table_schemas
 from .table_schema import avro_table_schema, json_table_schema

@@ -15,8 +15,8 @@ import datetime as dt
 from typing import Any, Optional
 from zoneinfo import ZoneInfo
 
-from ...model import Column, Index, TableSchema
-from ...types import TiDBType
+from ticdc_contract.model import Column, Index, TableSchema
+from ticdc_contract.tidb_types import TiDBType
 from ..golang.floats import format_float32, format_float64
 from .values import mysql_type, unsigned_flag, zerofill_flag
 

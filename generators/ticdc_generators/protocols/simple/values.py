@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ...types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
+from ticdc_contract.tidb_types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
 from .avro_schema import NAMESPACE
 from ..golang.floats import format_float32, format_float64, to_float32
 

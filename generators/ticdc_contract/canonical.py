@@ -17,13 +17,14 @@ TIMESTAMP is printed in the upstream time zone; DATETIME/TIMESTAMP/TIME carry ex
 from __future__ import annotations
 
 import base64
+import math
 import struct
 from typing import Any
 
 import orjson
 
-from .model import Row, TableSchema
-from .types import TiDBType
+from ticdc_contract.model import Row, TableSchema
+from ticdc_contract.tidb_types import TiDBType
 
 
 def value_to_json(t: TiDBType, v: Any) -> Any:
@@ -79,3 +80,12 @@ def _float_token(v: float) -> str:
     bits = struct.unpack(">Q", struct.pack(">d", v))[0]
     bits = bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | (1 << 63)
     return f"{bits:016x}"
+
+
+def to_float32(x: float) -> float:
+    """Go's float32(x) as a Python float: the nearest float32 (ties to even), ±Inf beyond its range.
+    TiDB keeps a FLOAT column as a float32."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:  # struct refuses what rounds past the largest float32; Go gives an infinity
+        return math.copysign(math.inf, x)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .canonical import value_from_json, value_to_json
-from .model import Column, Index, Partition, Partitioning, TableSchema
-from .types import TiDBType
+from ticdc_contract.canonical import value_from_json, value_to_json
+from ticdc_contract.model import Column, Index, Partition, Partitioning, TableSchema
+from ticdc_contract.tidb_types import TiDBType
 
 
 def type_to_json(t: TiDBType) -> dict[str, Any]:

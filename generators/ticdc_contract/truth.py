@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional
 
-from .canonical import dumps_line, key_order_token, row_to_json, value_to_json
-from .model import DDL, TableSchema, Transaction
-from .schema_json import table_to_json
-from .state import TableStates
+from ticdc_contract.canonical import dumps_line, key_order_token, row_to_json, value_to_json
+from ticdc_contract.model import DDL, TableSchema, Transaction
+from ticdc_contract.schema_json import table_to_json
+from ticdc_contract.state import TableStates
 
 
 def _json_key(t: TableSchema, key: tuple) -> list:

@@ -11,7 +11,7 @@ from typing import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..kafka_record import RECORD_SCHEMA, KafkaRecord
+from ticdc_contract.record import RECORD_SCHEMA, KafkaRecord
 
 ROW_GROUP_RECORDS = 8192
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Optional, Union
 
-from .types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 Row = dict[str, Any]  # column name -> canonical Python value (None = SQL NULL)
 
@@ -146,7 +146,7 @@ class TableSchema:
         """The row with its generated columns computed from the others, as TiDB stores it."""
         if not any(c.generated for c in self.columns):
             return row
-        from .generated import evaluate
+        from ticdc_contract.generated import evaluate
         out = dict(row)
         for c in self.columns:
             if c.generated is not None:

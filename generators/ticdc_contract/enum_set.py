@@ -6,7 +6,7 @@ and has its own lookup in simple/values.py.)
 """
 from __future__ import annotations
 
-from ..types import TiDBType
+from ticdc_contract.tidb_types import TiDBType
 
 
 def enum_index(t: TiDBType, name: str) -> int:
