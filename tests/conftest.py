@@ -12,7 +12,7 @@ CLI = [sys.executable, "-m", "ticdc_conformance"]
 
 @pytest.fixture(scope="session")
 def spark():
-    from ticdc_conformance.consumer.spark_job import spark_session
+    from ticdc_conformance.consumers.spark.job import spark_session
     session = spark_session()
     yield session
     session.stop()
@@ -34,7 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not session.config.getoption("--update-golden"):
         return
-    from ticdc_conformance.checks.golden import render_changes, update
+    from ticdc_conformance.golden.corpus import render_changes, update
 
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     for line in render_changes(update(ROOT / "golden")):

@@ -15,7 +15,7 @@ from rich.table import Table
 from ticdc_generators.pipeline import encoding_names, generate
 from ticdc_generators.scenarios import SCENARIOS
 
-from .consumer_process import DEFAULT_TIMEOUT_S as CONSUMER_TIMEOUT_S
+from ticdc_conformance.consumers.adapters.program import DEFAULT_TIMEOUT_S as CONSUMER_TIMEOUT_S
 from .errors import ConsumerError
 from .lint import command as lint_command
 from .rules import command as rules_command
@@ -208,10 +208,10 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
         sys.exit(2)
     try:
         if engine == "spark":
-            from .consumer.spark_job import consume as spark_consume, spark_session
+            from ticdc_conformance.consumers.spark.job import consume as spark_consume, spark_session
             figures = spark_consume(spark_session(master), records, m, out, out / "work")
         else:
-            from .consumer.local import consume_local
+            from ticdc_conformance.consumers.sequential.consumer import consume_local
             figures = consume_local(records, m, out)
     except ConsumerError as e:
         click.echo(f"error: {e}", err=True)
@@ -223,7 +223,7 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
 def py_files(target: Path) -> None:
     """Write the zip of this project's packages for `spark-submit --py-files` (docs/spark-submit.md)."""
-    from .consumer import spark_job
+    from ticdc_conformance.consumers import spark_job
 
     n = spark_job.build_py_files(target)
     click.echo(f"wrote {target} ({n} files); run the consumer with:\n"
@@ -262,7 +262,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
         work: Path, report: Path | None, master: str | None, events: int | None, **delivery_options) -> None:
     """Generate, consume and check. Exit 0 when every encoding conforms, 1 on findings, 3 on a consumer
     error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4)."""
-    from .consumer_process import Interrupted, consumer_argv, signals_interrupt
+    from ticdc_conformance.consumers.adapters.program import Interrupted, consumer_argv, signals_interrupt
     from .folders import options_digest
     from .runner import run_encoding
 
@@ -290,7 +290,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
         with signals_interrupt():
             spark = None
             if consumer == "spark":
-                from .consumer.spark_job import spark_session
+                from ticdc_conformance.consumers.spark.job import spark_session
                 spark = spark_session(master)
             for enc in encodings:
                 with console.status(f"{enc}: generating, consuming, checking…"):
@@ -309,8 +309,8 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
 def _verdicts(results: list, title: str, report: Path | None, report_name: str) -> None:
     """One row per encoding, the findings of each failed one summarized per rule, the reports; exits
     with the most severe encoding's code (outcome.py)."""
-    from .outcome import CONFORMANT, STYLES, overall_exit
-    from .report import full_list_files, report_paths, write_reports
+    from ticdc_conformance.findings.outcome import CONFORMANT, STYLES, overall_exit
+    from ticdc_conformance.findings.report import full_list_files, report_paths, write_reports
     from .runner import FINDINGS_SHOWN_PER_RULE
 
     table = Table(title=title)
@@ -369,8 +369,8 @@ def check(case: Path, out: Path | None, final_state_only: bool, report: Path | N
               show_default=True)
 def golden(mode: str, golden_dir: Path) -> None:
     """Check or regenerate the golden corpus."""
-    from .checks import golden as g
-    from .checks.golden_swap import GoldenInterrupted
+    from ticdc_conformance.golden import corpus as g
+    from ticdc_conformance.golden.swap import GoldenInterrupted
 
     try:
         if mode == "update":
@@ -428,8 +428,8 @@ _FIDELITY_TARGETS = {"md": Path("docs/fidelity.md"), "json": Path("reports/fidel
                    "reports/fidelity.json).")
 def fidelity(fmt: str, write_to: str | None) -> None:
     """Print the fidelity matrix: what each encoding keeps of each TiDB type (docs/fidelity.md)."""
-    from .checks.fidelity import matrix
-    from .checks.fidelity_doc import render
+    from ticdc_conformance.fidelity.matrix import matrix
+    from ticdc_conformance.fidelity.doc import render
 
     text = render() if fmt == "md" else json.dumps(matrix(), indent=2, ensure_ascii=False) + "\n"
     if write_to is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .consumer_process import DEFAULT_TIMEOUT_S
+from ticdc_conformance.consumers.adapters.program import DEFAULT_TIMEOUT_S
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,7 +47,7 @@ class ConformanceHarness:
         spark = None
         chosen = consumer or self.consumer
         if chosen == "spark":
-            from .consumer.spark_job import spark_session
+            from ticdc_conformance.consumers.spark.job import spark_session
             spark = spark_session()
         return run_encoding(scenario or self.scenario, self.seed if seed is None else seed, encoding,
                             self.work, chosen, spark,

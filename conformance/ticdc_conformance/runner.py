@@ -27,14 +27,14 @@ from ticdc_generators.sink.config import SinkConfig
 
 from .checks.checkpoints import CheckpointVerdict, check_checkpoints
 from .checks.differential import TableVerdict, check_final_state
-from .checks.finding import Finding, RunContext
+from ticdc_conformance.findings.finding import Finding, RunContext
 from .checks.locate import locate_findings
-from .consumer_process import DEFAULT_TIMEOUT_S, run_consumer_program
+from ticdc_conformance.consumers.adapters.program import DEFAULT_TIMEOUT_S, run_consumer_program
 from .errors import CaseError, ConsumerError
 from .folders import case_folder, options_digest, recreate
-from .outcome import (CONFORMANT, CONSUMER_ERROR, EXIT_CODES, FINAL_STATE_ONLY, FINAL_STATE_ONLY_ACCEPTED,
+from ticdc_conformance.findings.outcome import (CONFORMANT, CONSUMER_ERROR, EXIT_CODES, FINAL_STATE_ONLY, FINAL_STATE_ONLY_ACCEPTED,
                       FINAL_STATE_ONLY_REASON, NOT_CONFORMANT, ORDERING_NOT_VERIFIED)
-from .protocols.watermarks import carries_watermarks
+from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 
 CONSUMER_TIMEOUT_S = DEFAULT_TIMEOUT_S
 FINDINGS_SHOWN_PER_RULE = 5  # printed per rule by `run` and `check`; the JSON files keep them all
@@ -222,10 +222,10 @@ def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=Non
     """Runs the consumer into the empty folder OUT (a program for at most `timeout_s` seconds)."""
     records, manifest_path = case / "records", case / "manifest.json"
     if consumer == "spark":
-        from .consumer.spark_job import consume
+        from ticdc_conformance.consumers.spark.job import consume
         consume(spark, records, manifest, out, recreate(case / "work"))
     elif consumer == "local":
-        from .consumer.local import consume_local
+        from ticdc_conformance.consumers.sequential.consumer import consume_local
         consume_local(records, manifest, out)
     else:
         run_consumer_program(consumer, ["--records", str(records), "--manifest", str(manifest_path),

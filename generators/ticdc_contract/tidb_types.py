@@ -6,7 +6,6 @@ nothing protocol-specific lives here.
 """
 from __future__ import annotations
 
-import re as _re
 from dataclasses import dataclass, field
 from typing import Optional
 

@@ -3,7 +3,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ticdc_conformance.consumer.local import consume_local
+from ticdc_conformance.consumers.sequential.consumer import consume_local
 
 
 def run(consumer_cls) -> None:

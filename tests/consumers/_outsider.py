@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Callable, Optional
 
-from ticdc_conformance.consumer.local import LocalConsumer, consume_local
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer, consume_local
 
 from _ddl import History, Tables
 

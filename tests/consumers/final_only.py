@@ -2,7 +2,7 @@
 suite judges it on its final tables and says the checkpoint check was not possible."""
 import shutil
 
-from ticdc_conformance.consumer.local import LocalConsumer
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 from _common import run
 

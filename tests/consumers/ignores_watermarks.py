@@ -9,7 +9,7 @@ only" (exit 4), and conformant (final state only) under `run --final-state-only`
 import json
 import shutil
 
-from ticdc_conformance.consumer.local import LocalConsumer
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 from _outsider import arguments, consume
 

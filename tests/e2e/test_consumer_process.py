@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ticdc_conformance.consumer_process import Interrupted, consumer_argv, signals_interrupt
+from ticdc_conformance.consumers.adapters.program import Interrupted, consumer_argv, signals_interrupt
 from ticdc_conformance.runner import run_encoding
 
 from ..conftest import CLI, ROOT

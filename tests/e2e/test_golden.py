@@ -7,7 +7,7 @@ import subprocess
 import orjson
 import pytest
 
-from ticdc_conformance.checks import golden as g
+from ticdc_conformance.golden import corpus as g
 
 from ..conftest import CLI, ROOT
 

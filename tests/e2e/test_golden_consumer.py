@@ -10,9 +10,9 @@ import shutil
 import orjson
 import pytest
 
-from ticdc_conformance.checks.golden import iter_case_dirs
-from ticdc_conformance.checks.golden_verify import verify_output, write_record_files
-from ticdc_conformance.consumer.local import consume_local
+from ticdc_conformance.golden.corpus import iter_case_dirs
+from ticdc_conformance.golden.verify import verify_output, write_record_files
+from ticdc_conformance.consumers.sequential.consumer import consume_local
 
 from ..conftest import ROOT
 
@@ -141,8 +141,8 @@ def test_a_stream_with_commit_ts_but_no_watermark_is_expected_in_commit_ts_order
     """No variant of the matrix has this ordering (Debezium without the TiDB extension carries
     commit ts but sends no WATERMARK); a case built on the side shows the reference consumer
     agrees with it too."""
-    from ticdc_conformance.checks.golden import build_case
-    from ticdc_conformance.checks.golden_matrix import Case, Variant
+    from ticdc_conformance.golden.corpus import build_case
+    from ticdc_conformance.golden.matrix import Case, Variant
 
     variant = Variant("debezium-no-tidb-extension", "debezium", {"enable-tidb-extension": False}, "test", ())
     case_dir = tmp_path / "case"
@@ -155,7 +155,7 @@ def test_a_stream_with_commit_ts_but_no_watermark_is_expected_in_commit_ts_order
 
 
 def test_a_broken_record_line_is_named_by_file_line_and_record(tmp_path):
-    from ticdc_conformance.checks.golden_verify import GoldenFileError
+    from ticdc_conformance.golden.verify import GoldenFileError
 
     case_dir = tmp_path / "case"
     shutil.copytree(GOLDEN / "smoke" / "canal-json", case_dir)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ticdc_conformance.checks import golden as g
+from ticdc_conformance.golden import corpus as g
 
 from ..conftest import CLI, ROOT
 from .test_golden import SMOKE, _copy
@@ -98,7 +98,7 @@ def test_check_puts_back_a_corpus_left_as_golden_old(tmp_path, capsys):
 
 
 def test_without_an_exchange_an_interrupt_between_the_renames_puts_the_corpus_back(tmp_path, monkeypatch):
-    from ticdc_conformance.checks import golden_swap
+    from ticdc_conformance.golden import swap as golden_swap
 
     golden = tmp_path / "golden"
     before = _corpus(golden, ONE)
@@ -118,7 +118,7 @@ def test_without_an_exchange_an_interrupt_between_the_renames_puts_the_corpus_ba
 
 
 def test_the_swap_is_one_exchange_where_the_filesystem_offers_it(tmp_path, monkeypatch):
-    from ticdc_conformance.checks import golden_swap
+    from ticdc_conformance.golden import swap as golden_swap
 
     golden = tmp_path / "golden"
     _corpus(golden, ONE)

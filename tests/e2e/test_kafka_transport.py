@@ -253,7 +253,7 @@ def test_spark_kafka_source_package_is_built_for_the_installed_pyspark():
 SPARK_EXPORT = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from ticdc_conformance.consumer.spark_job import spark_session
+    from ticdc_conformance.consumers.spark.job import spark_session
     from ticdc_conformance.transport.spark_source import enable_kafka_source, kafka_dataframe, spark_records
     from ticdc_contract.record_files import RecordFileWriter
 

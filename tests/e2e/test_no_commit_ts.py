@@ -16,8 +16,8 @@ import pytest
 
 from ticdc_generators.pipeline import configure
 from ticdc_generators.scenarios import SCENARIOS
-from ticdc_conformance.consumer.ddl_semantics import RenameTable, effects_of
-from ticdc_conformance.consumer.local import LocalConsumer, consume_local
+from ticdc_conformance.consumers.rules.ddl_semantics import RenameTable, effects_of
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer, consume_local
 from ticdc_conformance.runner import check_outputs, run_encoding
 
 PROTOCOLS = ("canal-json", "debezium")
@@ -126,7 +126,7 @@ def test_spark_consumer_conformant_where_ties_exist(tmp_path, spark, scenario, s
 @pytest.mark.spark
 @pytest.mark.timeout(1800)
 def test_spark_drops_re_sent_ddl_copies_as_the_sequential_consumer_does(tmp_path, spark):
-    from ticdc_conformance.consumer.spark_job import consume
+    from ticdc_conformance.consumers.spark.job import consume
 
     good = _run(tmp_path, "replays", 5, "canal-json")
     manifest = json.loads((good.case / "manifest.json").read_text())

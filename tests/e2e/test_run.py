@@ -11,13 +11,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_conformance.consumer.local import consume_local
-from ticdc_conformance.consumer.spark_job import consume
+from ticdc_conformance.consumers.sequential.consumer import consume_local
+from ticdc_conformance.consumers.spark.job import consume
 from ticdc_conformance.errors import ConsumerError
 from ticdc_conformance.events import DecodedWatermark
-from ticdc_conformance.outcome import overall_exit
+from ticdc_conformance.findings.outcome import overall_exit
 from ticdc_conformance.protocols import protocol_package
-from ticdc_conformance.protocols.watermarks import carries_watermarks
+from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE, run_encoding
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_contract.record_files import iter_record_files
@@ -188,7 +188,7 @@ FINAL_ONLY = f"{sys.executable} {ROOT / 'tests' / 'consumers' / 'final_only.py'}
 NO_CHECKPOINTS = """
 import json, sys
 sys.path.insert(0, {consumers!r})
-from ticdc_conformance.consumer.local import LocalConsumer
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 from _common import run
 
 class NoCheckpoints(LocalConsumer):

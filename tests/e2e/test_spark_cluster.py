@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ticdc_conformance.consumer import spark_job
+from ticdc_conformance.consumers import spark_job
 from ticdc_generators.pipeline import config_for, generate
 
 from ..conftest import CLI, ROOT
@@ -138,7 +138,7 @@ def test_py_files_zip_is_all_the_project_the_job_needs(tmp_path):
     assert first.read_bytes() == second.read_bytes()  # the same tree gives the same zip
     assert f"--py-files {second} " in proc.stdout and str(Path(spark_job.__file__).resolve()) in proc.stdout
     python = python_without_project(tmp_path / "venv")
-    probe = ("import ticdc_conformance.consumer.spark_job as job, ticdc_conformance.protocols as p\n"
+    probe = ("import ticdc_conformance.consumers.spark.job as job, ticdc_conformance.protocols as p\n"
              "for name in ('open-protocol', 'canal-json', 'debezium', 'simple'): p.protocol_package(name)\n"
              "print(job.__file__)")
     proc = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,

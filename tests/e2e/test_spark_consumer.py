@@ -18,10 +18,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_conformance.consumer.decode_stage import PROGRESS_SEQ, _PartitionProgress, arrow_decoder
-from ticdc_conformance.consumer.decoder_options import decoder_options
-from ticdc_conformance.consumer.local import consume_local, merged_records
-from ticdc_conformance.consumer.spark_plan import Checkpoints, position
+from ticdc_conformance.consumers.rules.decode_stage import PROGRESS_SEQ, _PartitionProgress, arrow_decoder
+from ticdc_conformance.consumers.rules.decoder_options import decoder_options
+from ticdc_conformance.consumers.sequential.consumer import consume_local, merged_records
+from ticdc_conformance.consumers.spark.plan import Checkpoints, position
 from ticdc_conformance.runner import run_encoding
 from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for, encoding_names, generate
@@ -171,7 +171,7 @@ def _final(out: Path) -> dict[str, bytes]:
 
 
 def _consume_both(spark, case: Path, manifest: dict, tmp_path: Path, records=None) -> tuple[Path, Path, dict, dict]:
-    from ticdc_conformance.consumer.spark_job import consume
+    from ticdc_conformance.consumers.spark.job import consume
 
     local, remote = tmp_path / "local", tmp_path / "spark"
     local_figures = consume_local(case / "records", manifest, local)
@@ -254,7 +254,7 @@ def test_spark_consumer_takes_any_dataframe_with_the_kafka_source_columns(tmp_pa
 def test_every_kafka_partition_is_decoded_in_a_task_of_its_own(tmp_path, spark):
     from pyspark.sql import functions as F
 
-    from ticdc_conformance.consumer.spark_job import _Run, _StageClock
+    from ticdc_conformance.consumers.spark.job import _Run, _StageClock
 
     topics = {"orders": 5, "ticdc-smoke": 7, "z": 1}
     manifest = {"protocol": "canal-json", "sink": {}, "topics": topics}
@@ -281,7 +281,7 @@ def test_batches_into_the_python_workers_are_bounded_in_bytes_not_only_in_rows(s
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from ticdc_conformance.consumer.spark_job import ARROW_BATCH_BYTES
+    from ticdc_conformance.consumers.spark.job import ARROW_BATCH_BYTES
 
     record_bytes = 1 << 20
     values = (spark.range(64, numPartitions=1)
@@ -305,7 +305,7 @@ def test_scratch_between_stages_is_written_in_bounded_row_groups(spark, tmp_path
     without read-ahead buffers in the heap (docs/performance.md, Debezium at 10M)."""
     from pyspark.sql import functions as F
 
-    from ticdc_conformance.consumer import spark_job
+    from ticdc_conformance.consumers import spark_job
 
     monkeypatch.setattr(spark_job, "SCRATCH_ROW_GROUP_BYTES", 1 << 20)
     rows = spark.range(4096, numPartitions=1).select(F.expr("sha2(cast(id as string), 512)").alias("v"),

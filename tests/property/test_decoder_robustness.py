@@ -36,8 +36,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol_package
-from ticdc_conformance.protocols.claim_check import FOLDER, claim_check_options
-from ticdc_conformance.snapshot import SNAPSHOT_LOOKUP, TruthSnapshot
+from ticdc_conformance.protocols.common.claim_check import FOLDER, claim_check_options
+from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, TruthSnapshot
 from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_contract.record_files import iter_record_files

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ticdc_conformance.checks.arrival_order import Undecidable, excuse
-from ticdc_conformance.checks.finding import Finding
+from ticdc_conformance.findings.finding import Finding
 
 TIED = Undecidable("sales.orders", [2429], "tie", ("id",), None, 1)
 ORPHAN = Undecidable("sales.t0", [2429], "tie", ("id",), None, 1)

@@ -14,8 +14,8 @@ from ticdc_conformance.bench.decode import _frames, bare_parser, measure_decode,
 from ticdc_conformance.bench.inputs import cache_key, cached_inputs, variant_config, variant_names
 from ticdc_conformance.bench.consume import ConsumeFigures, judge
 from ticdc_conformance.bench.floor import FloorFigures, OutOfOrder, _counting_decoder
-from ticdc_conformance.consumer.decode_stage import decode_records
-from ticdc_conformance.consumer.decoder_options import decoder_options
+from ticdc_conformance.consumers.rules.decode_stage import decode_records
+from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_contract.record_files import iter_record_files, records_to_table
 from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler, _role
 from ticdc_conformance.protocols.open_protocol.framing import split_frames

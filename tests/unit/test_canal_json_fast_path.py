@@ -11,9 +11,9 @@ import pytest
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.canal_json import new_decoder
-from ticdc_conformance.protocols.canal_json.plans import PlanCache
+from ticdc_conformance.protocols.canal_json._fast.plans import PlanCache
 from ticdc_conformance.protocols.canal_json.wire import descriptions
-from ticdc_conformance.protocols.common import decode_errors, json_object
+from ticdc_conformance.protocols.common.wire import decode_errors, json_object
 from ticdc_contract.tidb_types import int_type, varchar
 
 from .test_canal_json_decoder import COMMIT_TS, EXT, SMOKE_COLUMNS, record, rejects, ticdc_message

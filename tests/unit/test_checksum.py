@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from ticdc_conformance.cli import main
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.compression import codec_option, decompress
+from ticdc_conformance.protocols.common.compression import codec_option, decompress
 from ticdc_conformance.protocols.simple import SimpleDecoder
 from ticdc_conformance.protocols.simple.table import _KIND_OF
 from ticdc_contract.checksum import (KINDS, TIDB_CHECKSUM_VERSION, RowChecksum, change_checksum, kind_of,

@@ -11,9 +11,9 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_conformance.consumer.ddl_semantics import DDLPlan, DDLRecord, PartitionsUnknown, effects_of
-from ticdc_conformance.consumer.local import LocalConsumer
-from ticdc_conformance.consumer.tables import ConsumerTables
+from ticdc_conformance.consumers.rules.ddl_semantics import DDLPlan, DDLRecord, PartitionsUnknown, effects_of
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
+from ticdc_conformance.consumers.rules.tables import ConsumerTables
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module

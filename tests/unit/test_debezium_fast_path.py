@@ -13,15 +13,15 @@ import msgspec
 import orjson
 import pytest
 
-from ticdc_conformance.checks.fidelity import MatrixColumn, edge_values
+from ticdc_conformance.fidelity.matrix import MatrixColumn, edge_values
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.common import decode_errors
-from ticdc_conformance.protocols.compression import decompress
+from ticdc_conformance.protocols.common.wire import decode_errors
+from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.debezium import new_decoder
 from ticdc_conformance.protocols.debezium.columns import StructCache
 from ticdc_conformance.protocols.debezium.options import parse_options
-from ticdc_conformance.protocols.debezium.plans import MAX_PLANS, PlanCache
+from ticdc_conformance.protocols.debezium._fast.plans import MAX_PLANS, PlanCache
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module

@@ -21,7 +21,7 @@ import pytest
 from ticdc_conformance.checks.differential import check_final_state
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol_package
-from ticdc_conformance.protocols.keys import carried_key
+from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.open_protocol.values import decode_columns
 from ticdc_conformance.protocols.simple.table import table_from_wire
 from ticdc_generators.pipeline import encoding_names

@@ -1,4 +1,4 @@
-from ticdc_conformance.checks.fidelity_doc import render
+from ticdc_conformance.fidelity.doc import render
 
 from ..conftest import ROOT
 

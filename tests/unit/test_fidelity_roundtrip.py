@@ -13,9 +13,9 @@ import subprocess
 
 import pytest
 
-from ticdc_conformance.checks.fidelity import (COLUMNS, LEVELS, UNPUBLISHED, MatrixColumn, describe, edge_values,
+from ticdc_conformance.fidelity.matrix import (COLUMNS, LEVELS, UNPUBLISHED, MatrixColumn, describe, edge_values,
                                                matrix, type_label, zones_for)
-from ticdc_conformance.checks.roundtrip import ABSENT, canonical, round_trip, same_value
+from ticdc_conformance.fidelity.roundtrip import ABSENT, canonical, round_trip, same_value
 from ticdc_conformance.protocols import protocol_package
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.type_catalogue import all_types_matrix

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from ticdc_conformance.checks.differential import check_final_state
-from ticdc_conformance.checks.finding import Finding, RunContext, row_diff, rule_quote
+from ticdc_conformance.findings.finding import Finding, RunContext, row_diff, rule_quote
 from ticdc_conformance.checks.checkpoints import CheckpointVerdict
 from ticdc_conformance.checks.locate import (MAX_COPIES_NAMED, decoded_events, decoded_rows, locate_findings,
                                              record_coordinates)

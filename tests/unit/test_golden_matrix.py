@@ -8,9 +8,9 @@ from ticdc_generators.scenarios import SCENARIOS, get_scenario
 from ticdc_contract.state import TableStates
 from ticdc_contract.tidb_types import TiDBType, int_type
 from ticdc_generators.upstream import TxnBuilder, Upstream
-from ticdc_conformance.checks.golden_cap import capped_history, largest_value
-from ticdc_conformance.checks.golden_expected import global_checkpoints, partition_order, read_order
-from ticdc_conformance.checks.golden_matrix import (SCENARIO_CASES, VARIANTS, GoldenMatrixError, Variant, cases,
+from ticdc_conformance.golden.cap import capped_history, largest_value
+from ticdc_conformance.golden.expected import global_checkpoints, partition_order, read_order
+from ticdc_conformance.golden.matrix import (SCENARIO_CASES, VARIANTS, GoldenMatrixError, Variant, cases,
                                                     level_of, variant_config)
 from ticdc_conformance.rules.catalogue import default_catalogue
 

@@ -30,12 +30,12 @@ import orjson
 import pytest
 
 from ticdc_conformance.checks.differential import project_truth_row
-from ticdc_conformance.consumer.local import merged_records
+from ticdc_conformance.consumers.sequential.consumer import merged_records
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol_package
-from ticdc_conformance.protocols.claim_check import ClaimCheckStore, claim_check_options
-from ticdc_conformance.snapshot import SNAPSHOT_LOOKUP, SnapshotUnavailable, TruthSnapshot
+from ticdc_conformance.protocols.common.claim_check import ClaimCheckStore, claim_check_options
+from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, SnapshotUnavailable, TruthSnapshot
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
 from ticdc_contract.schema_json import table_from_json

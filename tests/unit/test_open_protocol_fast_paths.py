@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticdc_conformance.protocols.common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_conformance.protocols.open_protocol import values
 from ticdc_conformance.protocols.open_protocol.goquote import _scan, go_unquote, unquote_valid
 from ticdc_conformance.protocols.open_protocol.values import decode_column, decode_columns

@@ -254,7 +254,7 @@ def test_malformed_held_rows_lose_neither_the_release_event_nor_the_good_rows(re
 
 
 def test_consumer_decode_stage_applies_the_events_that_come_with_a_held_rows_error():
-    from ticdc_conformance.consumer.decode_stage import PartitionDecoders
+    from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
 
     bad = json.loads(json.dumps(SPEC_INSERT))
     bad["data"]["age"] = "not a number"

@@ -19,8 +19,8 @@ from hypothesis import given, settings, strategies as st
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.simple import new_decoder
-from ticdc_conformance.protocols.simple.fast import PLANS
-from ticdc_conformance.protocols.simple.shapes import SHAPES_PER_TABLE
+from ticdc_conformance.protocols.simple._fast.decoder import PLANS
+from ticdc_conformance.protocols.simple._fast.shapes import SHAPES_PER_TABLE
 from ticdc_contract.record import KafkaRecord
 
 from .test_simple_decoder import SMOKE_COLUMNS, SMOKE_ROWS, TYPE_CASES, Stream, column, dtype, pk, rec, smoke_wire

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 from ticdc_conformance.protocols.simple import new_decoder
-from ticdc_conformance.protocols.simple.shapes import SHAPES_PER_TABLE
+from ticdc_conformance.protocols.simple._fast.shapes import SHAPES_PER_TABLE
 from ticdc_contract.record import KafkaRecord
 
 from .test_simple_decoder import column, dtype, pk

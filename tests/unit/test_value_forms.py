@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ticdc_conformance.checks.checkpoints import check_checkpoints
 from ticdc_conformance.checks.differential import check_final_state, load_truth_tables
-from ticdc_conformance.checks.fidelity import COLUMNS, column, edge_values
-from ticdc_conformance.checks.roundtrip import canonical
+from ticdc_conformance.fidelity.matrix import COLUMNS, column, edge_values
+from ticdc_conformance.fidelity.roundtrip import canonical
 from ticdc_conformance.checks.value_forms import UNKNOWN, column_forms
-from ticdc_conformance.consumer.local import consume_local
-from ticdc_conformance.consumer.output import final_file_name
+from ticdc_conformance.consumers.sequential.consumer import consume_local
+from ticdc_conformance.consumers.output import final_file_name
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.debezium import temporal
 from ticdc_contract.canonical import row_to_json

@@ -14,10 +14,10 @@ from hypothesis import find as hypothesis_find, settings
 from ticdc_contract.tidb_types import TiDBType, decimal, varchar
 from ticdc_contract.type_catalogue import HARD_ENUM_MEMBERS, HARD_SET_MEMBERS, all_types_matrix, check_type
 from ticdc_contract.tidb_types import COLLATIONS, collation_info, type_charset, type_collation
-from ticdc_conformance.consumer.sql_types import parse_sql_type
+from ticdc_conformance.consumers.rules.sql_types import parse_sql_type
 from ticdc_generators.values import SETTINGS, domain_for, jsondoc
 from ticdc_generators.values.numeric import F32_MAX, F32_MIN_SUBNORMAL, f32
-from ticdc_generators.values.temporal import zone
+from ticdc_contract.temporal import zone
 
 MATRIX = all_types_matrix()
 ZONES = ("UTC", "America/New_York", "Australia/Lord_Howe", "Asia/Shanghai", "+05:30")
@@ -416,7 +416,7 @@ def test_timestamps_in_a_dst_gap_do_not_exist_and_overlaps_do():
 
 
 def _local(y, mo, d, h, mi):
-    from ticdc_generators.values.temporal import days_from_civil
+    from ticdc_contract.temporal import days_from_civil
 
     return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60
 

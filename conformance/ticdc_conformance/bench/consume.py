@@ -33,7 +33,7 @@ import json, sys, time
 from pathlib import Path
 records, manifest, out, master = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
 t0 = time.perf_counter()
-from ticdc_conformance.consumer.spark_job import consume, spark_session
+from ticdc_conformance.consumers.spark.job import consume, spark_session
 spark = spark_session(master)
 t1 = time.perf_counter()
 stages = {}

@@ -68,7 +68,7 @@ def _counting_decoder(protocol: str, options: dict):
         import pyarrow as pa
         from ticdc_contract.record_files import records_from_batch
 
-        from ..consumer.decode_stage import PartitionDecoders
+        from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
 
         decoders = PartitionDecoders(protocol, options)
         last: dict[tuple[str, int], int] = {}
@@ -119,8 +119,8 @@ _CHILD = r"""
 import json, sys
 from pathlib import Path
 from ticdc_conformance.bench.floor import spark_floor
-from ticdc_conformance.consumer.decoder_options import decoder_options
-from ticdc_conformance.consumer.spark_job import spark_session
+from ticdc_conformance.consumers.rules.decoder_options import decoder_options
+from ticdc_conformance.consumers.spark.job import spark_session
 records, kind, master, manifest, scratch = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5])
 m = json.loads(manifest.read_text())
 spark = spark_session(master)

@@ -21,6 +21,7 @@ from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Callable, Iterator
 
+import ticdc_contract
 import ticdc_generators
 from ticdc_generators.pipeline import GENERATOR_VERSION, MANIFEST_FORMAT, config_for
 from ticdc_generators.sink.config import SinkConfig
@@ -72,12 +73,13 @@ def cache_key(scenario: str, seed: int, events: int, config: SinkConfig) -> str:
 
 
 def generator_digest() -> str:
-    """A digest of the generators' source: not part of the key (any edit would void every entry),
+    """A digest of the generators' and the contract's source: not part of the key (any edit would void every entry),
     but recorded, so that a reused entry made by other code is pointed out."""
     h = hashlib.sha256()
-    root = Path(ticdc_generators.__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for package in (ticdc_contract, ticdc_generators):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            h.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 

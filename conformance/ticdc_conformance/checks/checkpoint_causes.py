@@ -14,7 +14,7 @@ from typing import Optional
 
 from .causes import ask, explain
 from .differential import load_truth_tables
-from .finding import Finding
+from ticdc_conformance.findings.finding import Finding
 from .selection import consumer_table, selectors
 from .upstream_history import RowQuestions, trace
 

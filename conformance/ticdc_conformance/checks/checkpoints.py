@@ -36,11 +36,11 @@ from ticdc_contract.schema_json import table_from_json
 from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_contract.state import TableStates
 
-from ..protocols.common import is_json_int as _is_int
+from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
 from .differential import compare_table, extra_columns, project_truth_row
-from .finding import Finding
+from ticdc_conformance.findings.finding import Finding
 from .upstream_history import TableFates, history_events
 from .selection import consumer_table, selectors, unjudged_columns
 from .value_forms import StateForms

@@ -34,9 +34,9 @@ from ticdc_contract.tidb_types import TiDBType
 from ..folders import case_folder, recreate
 from ..protocols import protocol_package
 from ..rules.catalogue import default_catalogue
-from .finding import Finding, RunContext, row_diff
+from ticdc_conformance.findings.finding import Finding, RunContext, row_diff
 from .locate import decoded_rows
-from .roundtrip import same_value
+from ticdc_conformance.fidelity.roundtrip import same_value
 
 MAX_FINDINGS = 50
 Lowering = Callable[[Column, Any], Any]

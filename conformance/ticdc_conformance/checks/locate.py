@@ -26,11 +26,11 @@ import orjson
 
 from ticdc_contract.canonical import key_order_token
 
-from ..consumer.decode_stage import PartitionDecoders
-from ..consumer.decoder_options import decoder_options
-from ..consumer.local import merged_records
+from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
+from ticdc_conformance.consumers.rules.decoder_options import decoder_options
+from ticdc_conformance.consumers.sequential.consumer import merged_records
 from .differential import load_truth_tables, project_truth_row
-from .finding import Finding
+from ticdc_conformance.findings.finding import Finding
 from .selection import consumer_table, selectors, unjudged_columns
 
 MAX_COPIES_NAMED = 3

@@ -38,7 +38,7 @@ from ticdc_contract.model import Column, TableSchema
 from ticdc_contract.tidb_types import TiDBType
 
 from ..protocols import protocol_package
-from ..protocols.common import is_json_int
+from ticdc_conformance.protocols.common.wire import is_json_int
 
 NOT = object()  # not a spelling of the form asked for
 UNKNOWN = object()  # no upstream value under the row's key is known

@@ -22,7 +22,7 @@ from typing import Optional
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.tidb_types import charset_info, collation_info
 
-from ..consumer.ddl_sql import Cursor, DDLSyntaxError, Tok, column_def
+from ticdc_conformance.consumers.rules.ddl_sql import Cursor, DDLSyntaxError, Tok, column_def
 
 # Items of CREATE TABLE's list and ADD specifications that define no column.
 _NOT_COLUMN = ("PRIMARY", "KEY", "INDEX", "UNIQUE", "CONSTRAINT", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL",

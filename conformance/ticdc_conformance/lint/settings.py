@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 from ticdc_generators.sink.table_filter import TableFilter
 
-from ..protocols.claim_check import claim_check_options
+from ticdc_conformance.protocols.common.claim_check import claim_check_options
 from .seen import DEFAULT_CAPACITY, DEFAULT_HORIZON
 
 PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
@@ -121,7 +121,7 @@ def _resources(manifest: Mapping[str, Any], run_dir: Path, sink: Mapping[str, An
     read as TiCDC's consumer reads them (docs/consumer-protocol.md, "Large messages")."""
     out: dict[str, Any] = dict(claim_check_options(manifest, run_dir))
     if sink.get("large-message-handle-option") == "handle-key-only" and (run_dir / "truth").is_dir():
-        from ..snapshot import SNAPSHOT_LOOKUP, TruthSnapshot
+        from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, TruthSnapshot
         out[SNAPSHOT_LOOKUP] = TruthSnapshot.for_run(run_dir)
     return out
 

@@ -186,7 +186,7 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("SIMPLE-SCHEMACACHE-1", "SIMPLE-SCHEMACACHE-3"),
      "the tableSchema of each BOOTSTRAP and DDL is cached by (database, table, version); a DML before "
      "its schema waits, and read from the start every DML finds its schema at once"),
-    ("consumer.local.dedup-below-watermark", "ticdc_conformance.consumer.local:LocalConsumer.on_row",
+    ("consumer.local.dedup-below-watermark", "ticdc_conformance.consumers.sequential.consumer:LocalConsumer.on_row",
      ("CONSUMER-DEDUP-2",),
      "a row event at or below the watermark already applied is a re-send and is dropped; a re-sent event "
      "never applied is kept"),

@@ -119,7 +119,7 @@ def export_cmd(bootstrap: str, topics: tuple[str, ...], out: Path, via: str, mas
 
     try:
         if via == "spark":
-            from ..consumer.spark_job import spark_session
+            from ticdc_conformance.consumers.spark.job import spark_session
             from .spark_source import enable_kafka_source, spark_records, spark_source
 
             enable_kafka_source(echo=click.echo)
@@ -151,7 +151,7 @@ def consume_cmd(records: Path, manifest: Optional[Path], out: Path, bootstrap: O
 
     Takes the arguments of docs/consumer-protocol.md, so `run --consumer "ticdc-conformance kafka
     consume [--bootstrap …]"` runs every check with Kafka as the transport."""
-    from ..consumer.spark_job import consume, spark_session
+    from ticdc_conformance.consumers.spark.job import consume, spark_session
     from ..errors import ConsumerError
     from .broker import KafkaBroker
     from .spark_source import enable_kafka_source, kafka_dataframe

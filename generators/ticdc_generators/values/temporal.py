@@ -13,10 +13,6 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime as _dt
-from functools import lru_cache
-from typing import Optional
-from zoneinfo import ZoneInfo
 
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.temporal import (
@@ -26,15 +22,12 @@ from ticdc_contract.temporal import (
     TS_2000,
     TS_MAX_UNIX,
     TS_MIN_UNIX,
-    Zone,
-    civil_from_days,
     days_from_civil,
     days_in_month,
     format_clock,
     format_date,
     format_datetime,
     format_time,
-    is_leap,
     max_fraction,
     zone,
 )

@@ -12,7 +12,7 @@
 """
 from __future__ import annotations
 
-from ...protocols.common import is_json_int as _is_int
+from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from ...rules import checks_rules
 from .base import Problem
 

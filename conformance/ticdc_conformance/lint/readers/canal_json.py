@@ -27,8 +27,8 @@ from ...protocols.canal_json.mysql_type import MySQLType, parse_mysql_type
 from ...protocols.canal_json.options import parse_options
 from ...protocols.canal_json.rows import DML_OPS
 from ...protocols.canal_json.values import decode_value
-from ...protocols.common import Malformed, json_object
-from ...protocols.compression import decompress
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
+from ticdc_conformance.protocols.common.compression import decompress
 from ...rules import checks_rules
 from .base import Problem, Read, decode, rejected
 from .canal_binary import check_binary_text, raw_values

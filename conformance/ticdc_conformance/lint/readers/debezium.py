@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping, Optional
 
 from ticdc_contract.record import KafkaRecord
 
-from ...protocols.common import Malformed, json_object
-from ...protocols.compression import decompress
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
+from ticdc_conformance.protocols.common.compression import decompress
 from ...protocols.debezium import new_decoder
 from ...protocols.debezium.options import parse_options
 from ...protocols.debezium.schema import SEMANTIC_TYPES, envelope_field, parse_struct_fields

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ...consumer.ddl_sql import Tok
+from ticdc_conformance.consumers.rules.ddl_sql import Tok
 from ...rules import checks_rules
 from ..ddl_columns import StatedColumn, StatedColumns, stated_columns
 from .base import Problem

@@ -18,14 +18,14 @@ from typing import Any, Mapping, Optional
 
 from ticdc_contract.record import KafkaRecord
 
-from ...protocols.common import Malformed, json_object
-from ...protocols.compression import codec_option, decompress
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
+from ticdc_conformance.protocols.common.compression import codec_option, decompress
 from ...protocols.open_protocol import new_decoder
 from ...protocols.open_protocol.framing import KIND_DDL, KIND_ROW, RawEvent, read_events
 from ...protocols.open_protocol.values import HANDLE_KEY_FLAG, UNSIGNED_FLAG, decode_column
 from ...rules import checks_rules
 from ...events import DecodedRow
-from ...protocols.common import bool_option
+from ticdc_conformance.protocols.common.wire import bool_option
 from .base import Problem, Read, decode, rejected
 from .open_shape import NULLABLE_FLAG, DdlBarrier, GeneratedColumns, Transactions, check_ddl_type, check_delete_columns, check_flag_bits
 

@@ -22,9 +22,9 @@ import orjson
 from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ...protocols.common import Malformed
-from ...protocols.compression import codec_option, decompress
-from ...protocols.keys import carried_key
+from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_conformance.protocols.common.compression import codec_option, decompress
+from ticdc_conformance.protocols.common.keys import carried_key
 from ...protocols.simple.message import BootstrapMessage, DDLMessage, DMLMessage, WatermarkMessage
 from ...protocols.simple.table import ColumnInfo, TableInfo
 from ...protocols.simple.values import from_avro, from_json

@@ -21,11 +21,11 @@ from typing import Any, Mapping, Optional
 from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ..common import Malformed, decode_errors, json_object
-from ..compression import decompress
-from ..large_message import LargeMessages
+from ticdc_conformance.protocols.common.wire import Malformed, decode_errors, json_object
+from ticdc_conformance.protocols.common.compression import decompress
+from ticdc_conformance.protocols.common.large_message import LargeMessages
 from .fields import opt_int, opt_typed, req_bool, req_object, req_str, req_uint64
-from .fast import FastDML
+from ticdc_conformance.protocols.canal_json._fast.decoder import FastDML
 from .options import CanalJSONOptions, parse_options
 from .rows import DML_OPS, decode_rows
 

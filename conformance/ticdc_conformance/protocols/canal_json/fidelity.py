@@ -15,8 +15,8 @@ from typing import Any, Mapping, Optional
 
 from ticdc_contract.tidb_types import TiDBType
 
-from ..enum_set import enum_index, set_bitmask
-from ..floats import float32_as_read
+from ticdc_conformance.protocols.common.enum_set import enum_index, set_bitmask
+from ticdc_conformance.protocols.common.floats import float32_as_read
 from .options import parse_options
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common import Malformed, is_json_int as _is_int
+from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int
 
 _MISSING = object()
 _UINT64_MAX = 2**64 - 1

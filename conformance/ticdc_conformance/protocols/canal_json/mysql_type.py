@@ -16,7 +16,7 @@ from typing import Optional
 
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, BINARY_TYPES, STRING_TYPES
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 
 _SHAPE = re.compile(r"([a-z_]+)\s*(?:\((.*)\))?((?:\s+(?:unsigned|signed|zerofill))*)", re.S | re.I)
 _NUMBER = re.compile(r"[0-9]{1,10}")

@@ -27,7 +27,7 @@ import orjson
 
 from ticdc_contract.tidb_types import INTEGER_TYPES, TiDBType
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 from .mysql_type import MySQLType
 
 # Go's strconv.FormatFloat(f, 'f', -1, n) never writes an exponent; other Canal producers may.

@@ -24,7 +24,7 @@ from typing import Annotated, Iterable, Literal, Optional, Union
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 
 # Every failure of a msgspec decode: syntax and type faults, text that is not UTF-8 (msgspec raises
 # UnicodeDecodeError for it), and nesting deeper than the interpreter's recursion limit.

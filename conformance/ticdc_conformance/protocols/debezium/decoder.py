@@ -19,11 +19,11 @@ from ticdc_contract.record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ..common import Malformed, json_object
-from ..compression import decompress
-from ..keys import carried_key
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
+from ticdc_conformance.protocols.common.compression import decompress
+from ticdc_conformance.protocols.common.keys import carried_key
 from .columns import Struct, StructCache
-from .fast import ROW_OPS, TypedDML, UntypedDML
+from ticdc_conformance.protocols.debezium._fast.decoder import ROW_OPS, TypedDML, UntypedDML
 from .options import DebeziumOptions, parse_options
 from .schema import envelope_field
 from .values import decode_untyped

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from ticdc_contract.model import Column
 from ticdc_contract.tidb_types import TiDBType
 
-from ..common import Malformed, is_json_int
+from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
 from . import temporal
 from .options import parse_options
 from .values import INT_TEMPORALS, decode_value

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 
 _BITS_LENGTH = re.compile(r"[0-9]{1,2}")
 

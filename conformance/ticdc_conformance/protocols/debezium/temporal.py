@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Optional
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 
 _EPOCH_DATE = date(1970, 1, 1)
 _EPOCH = datetime(1970, 1, 1)

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import orjson
 
-from ..common import Malformed, is_json_int as _is_int
+from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int
 from . import temporal
 from .options import DebeziumOptions
 from .schema import FieldSpec

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from ticdc_contract.tidb_types import TiDBType
 
-from ..floats import float32_as_read
+from ticdc_conformance.protocols.common.floats import float32_as_read
 from . import temporal
 from .options import DebeziumOptions
 from .schema import FieldSpec

@@ -15,12 +15,12 @@ from typing import Any, Mapping, Optional
 from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ..common import Malformed, bool_option, decode_errors, json_object
-from ..claim_check import claim_check_message
-from ..compression import codec_option, decompress
-from ..keys import carried_key
-from ..large_message import LargeMessages
-from .fast import FastPath
+from ticdc_conformance.protocols.common.wire import Malformed, bool_option, decode_errors, json_object
+from ticdc_conformance.protocols.common.claim_check import claim_check_message
+from ticdc_conformance.protocols.common.compression import codec_option, decompress
+from ticdc_conformance.protocols.common.keys import carried_key
+from ticdc_conformance.protocols.common.large_message import LargeMessages
+from ticdc_conformance.protocols.open_protocol._fast.decoder import FastPath
 from .framing import KIND_DDL, KIND_RESOLVED, KIND_ROW, RawEvent, read_events
 from .values import decode_columns
 

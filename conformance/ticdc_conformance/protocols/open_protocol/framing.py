@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any, NamedTuple, Optional
 
-from ..common import Malformed, json_object
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
 
 PROTOCOL_VERSION = 1  # spec 002, Message format: "The version of the current protocol is 1."
 _WORD = 8  # version and lengths are big-endian int64

@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from ..common import bounded_put
+from ticdc_conformance.protocols.common.wire import bounded_put
 
 _SIMPLE = {"a": 0x07, "b": 0x08, "f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "\\": 0x5C, '"': 0x22}
 _HEX = frozenset("0123456789abcdefABCDEF")

@@ -24,11 +24,11 @@ from ticdc_contract.record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ..checksum import verify_row_checksum
-from ..common import Malformed
-from ..compression import codec_option, decompress
-from ..large_message import LargeMessages
-from .fast import FAST_DECLINES, FastDML
+from ticdc_conformance.protocols.common.checksum import verify_row_checksum
+from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_conformance.protocols.common.compression import codec_option, decompress
+from ticdc_conformance.protocols.common.large_message import LargeMessages
+from ticdc_conformance.protocols.simple._fast.decoder import FAST_DECLINES, FastDML
 from .message import BootstrapMessage, DDLMessage, DMLMessage, WatermarkMessage
 from .rows import RowReader, avro_converter, json_converter
 from .table import TableInfo

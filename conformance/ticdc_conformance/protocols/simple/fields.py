@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 
 MAX_U64 = 2**64 - 1
 

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from ticdc_contract.checksum import RowChecksum
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 from .fields import get_bool, get_int
 from .table import TableInfo
 

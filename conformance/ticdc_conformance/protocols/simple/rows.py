@@ -16,8 +16,8 @@ import binascii
 import math
 from typing import Any, Callable, Optional
 
-from ..common import Malformed, is_canonical_base64
-from ..keys import carried_key
+from ticdc_conformance.protocols.common.wire import Malformed, is_canonical_base64
+from ticdc_conformance.protocols.common.keys import carried_key
 from .table import ColumnInfo, TableInfo
 from .values import DECIMAL_RE, FLOAT_RE, INT_CHARS, TEMPORAL_RE, from_avro, from_json
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 from .fields import get_bool, get_dict, get_int, get_list, get_str, get_str_list
 
 # spec 004, "mysqlType 参考表格": every mysqlType a TableSchema may name, grouped by how its value is read.

@@ -10,7 +10,7 @@ import re
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 
 _TIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?\Z", re.ASCII)
 _OFFSET_RE = re.compile(r"([+-])(\d{2}):(\d{2})\Z", re.ASCII)

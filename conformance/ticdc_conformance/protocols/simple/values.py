@@ -12,8 +12,8 @@ import math
 import re
 from typing import Any, Callable
 
-from ..common import Malformed, is_json_int as _is_int
-from ..floats import float32_as_read
+from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int
+from ticdc_conformance.protocols.common.floats import float32_as_read
 from .table import ColumnInfo
 from .timestamps import render_timestamp
 

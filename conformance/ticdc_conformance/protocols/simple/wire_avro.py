@@ -13,7 +13,7 @@ from fastavro import parse_schema, schemaless_reader
 from fastavro.schema import expand_schema
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA, MESSAGE_UNION_INDEX
 
-from ..common import Malformed
+from ticdc_conformance.protocols.common.wire import Malformed
 from .fields import get_bool, get_dict, get_int, get_str
 from .message import (DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage,
                       checksum_from_wire, row_maps)

@@ -1,7 +1,7 @@
 """Simple JSON messages (spec 004, "Message format"; field names per TiCDC pkg/sink/codec/simple/message.go)."""
 from __future__ import annotations
 
-from ..common import Malformed, json_object
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from .fields import MAX_U64, get_bool, get_dict, get_int, get_str
 from .message import (DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage,
                       checksum_from_wire, row_maps)

@@ -14,7 +14,6 @@ against Go's "10000000000000000") and has no float32 form, hence this module.
 from __future__ import annotations
 
 import math
-import struct
 from fractions import Fraction
 
 from ticdc_contract.canonical import to_float32
