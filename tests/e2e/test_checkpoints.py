@@ -16,7 +16,7 @@ from ticdc_conformance.checks.locate import decoded_events, decoded_rows, locate
 from ticdc_conformance.checks.selection import consumer_table, selectors
 from ticdc_conformance.runner import run_encoding
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 
 def consumer(name: str) -> str:

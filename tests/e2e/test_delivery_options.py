@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 ARGS = ["--failovers", "2", "--failover-spacing", "15", "--interleave-tables"]
 

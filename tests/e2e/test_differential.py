@@ -17,7 +17,7 @@ from ticdc_conformance.checks.cross_encoding import CrossCheck, check_encodings_
 from ticdc_conformance.checks.locate import decoded_rows
 from ticdc_generators.pipeline import encoding_names
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 SCENARIOS = ["smoke", "types", "keys", "ddl-evolution", "multi-table", "wide-rows", "replays"]
 

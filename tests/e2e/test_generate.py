@@ -9,7 +9,7 @@ from ticdc_contract.record import RECORD_SCHEMA
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_contract.record_files import iter_record_files
 
-from ..conftest import CLI
+from tests.conftest import CLI
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 
 from ticdc_conformance.golden import corpus as g
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 SMOKE = [c.path for c in g.cases() if c.scenario == "smoke"]
 

@@ -8,7 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from ..conftest import ROOT
+from tests.conftest import ROOT
 
 GOLDEN = ROOT / "golden"
 SCHEMAS = GOLDEN / "schema"

@@ -12,7 +12,7 @@ import pytest
 
 from ticdc_conformance.golden import corpus as g
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 from .test_golden import SMOKE, _copy
 
 ONE = SMOKE[:1]

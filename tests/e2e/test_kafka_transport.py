@@ -18,7 +18,7 @@ from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_contract.record_files import RecordFileWriter, iter_record_files
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 pytest.importorskip("confluent_kafka")
 

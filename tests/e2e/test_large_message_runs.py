@@ -14,7 +14,7 @@ from ticdc_contract.record_files import iter_record_files
 from ticdc_conformance.runner import run_encoding
 from ticdc_generators.pipeline import configure
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 LIMIT = 65536
 OPTIONS = {

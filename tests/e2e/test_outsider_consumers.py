@@ -16,7 +16,7 @@ import pytest
 
 from ticdc_generators.pipeline import encoding_names
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 CONSUMERS = ROOT / "tests" / "consumers"
 GOJSON = CONSUMERS / "go" / "gojson"

@@ -10,7 +10,7 @@ import pytest
 
 from ticdc_generators.pipeline import configure, encoding_names, generate
 
-from ..conftest import SHARED
+from tests.conftest import SHARED
 
 REFERENCE = SHARED / "reference"
 TOMLS = sorted(REFERENCE.glob("*/tests/integration_tests/**/*.toml"))

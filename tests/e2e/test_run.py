@@ -22,7 +22,7 @@ from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE, run_encoding
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_contract.record_files import iter_record_files
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 BROKEN = f"{sys.executable} {ROOT / 'tests' / 'consumers' / 'ignores_deletes.py'}"
 

@@ -24,7 +24,7 @@ import pytest
 from ticdc_conformance.consumers import spark_job
 from ticdc_generators.pipeline import config_for, generate
 
-from ..conftest import CLI, ROOT
+from tests.conftest import CLI, ROOT
 
 START_TIMEOUT_S = 180
 WORKERS = 2

@@ -63,7 +63,7 @@ class Variant:
 
 def _large(option: str, codec: str, raw_value: bool = False) -> dict:
     # wide-rows' widest rows cross 4096 bytes while every DDL, BOOTSTRAP and placeholder fits
-    # (the limits tests/unit/test_large_message_decoders.py round-trips).
+    # (the limits tests/conformance/protocols/test_large_message_decoders.py round-trips).
     return dict(large_message_handle_option=option, large_message_handle_compression=codec,
                 claim_check_storage_uri="file:///tmp/robustness-claim-check" if option == "claim-check" else "",
                 claim_check_raw_value=raw_value, max_message_bytes=4096)

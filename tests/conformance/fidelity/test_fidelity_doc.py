@@ -1,0 +1,8 @@
+from ticdc_conformance.fidelity.doc import render
+
+from tests.conftest import ROOT
+
+
+def test_published_fidelity_matrix_is_current():
+    assert (ROOT / "docs" / "fidelity.md").read_text() == render(), \
+        "docs/fidelity.md is stale: run `ticdc-conformance fidelity --write`"
