@@ -179,10 +179,11 @@ class TableSchema:
         if self.partitioning is not None:
             # The statement a user runs names the partitions; TiCDC forwards it as the DDL's query,
             # which is all Open Protocol and Canal-JSON consumers learn of the partitions.
-            p = self.partitioning
+            partitioning = self.partitioning
             bounds = ", ".join(f"PARTITION `{x.name}` VALUES LESS THAN "
-                               f"({'MAXVALUE' if x.less_than is None else x.less_than})" for x in p.partitions)
-            sql += f" PARTITION BY RANGE (`{p.column}`) ({bounds})"
+                               f"({'MAXVALUE' if x.less_than is None else x.less_than})"
+                               for x in partitioning.partitions)
+            sql += f" PARTITION BY RANGE (`{partitioning.column}`) ({bounds})"
         return sql
 
 
@@ -215,12 +216,19 @@ class RowChange:
     after: Optional[Row]  # None for DELETE
 
     @property
+    def _image(self) -> Row:
+        """The row as the event leaves it, or as it was for a DELETE."""
+        row = self.after if self.after is not None else self.before
+        assert row is not None, "a row change has a before or an after image"
+        return row
+
+    @property
     def physical_id(self) -> int:
-        return self.table.physical_id(self.after if self.after is not None else self.before)
+        return self.table.physical_id(self._image)
 
     @property
     def key(self) -> tuple:
-        return self.table.row_key(self.after if self.after is not None else self.before)
+        return self.table.row_key(self._image)
 
 
 @dataclass(frozen=True)

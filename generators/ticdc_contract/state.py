@@ -130,6 +130,7 @@ class TableStates:
         """Rows after a DDL that keeps the table: new columns backfilled, dropped ones removed,
         rows of dropped or truncated partitions gone, keys recomputed when the handle changed."""
         after, before = ddl.table_after, ddl.table_before
+        assert after is not None  # apply() returned before reshaping for a DDL that leaves no table
         gone_partitions: set[int] = set()
         if before is not None and before.partitioning is not None:
             kept = {p.partition_id for p in after.partitioning.partitions} if after.partitioning else set()
@@ -137,7 +138,7 @@ class TableStates:
         names = set(after.column_names)
         reshaped: dict[tuple, Row] = {}
         for key, row in list(self.rows[name].items()):
-            if gone_partitions and before.physical_id(row) in gone_partitions:
+            if before is not None and gone_partitions and before.physical_id(row) in gone_partitions:
                 self._put(name, key, None, ddl.commit_ts)
                 continue
             new_row = {c.name: row[c.name] if c.name in row else ddl.backfill.get(c.name, c.default)
@@ -158,6 +159,9 @@ class TableStates:
         `other_before`/`other_after` are nt; the partition and nt swap rows (and physical IDs)."""
         pt_before, pt_after = ddl.table_before, ddl.table_after
         nt_after = ddl.other_after
+        # The model's EXCHANGE PARTITION always names both tables, pt partitioned before and after.
+        assert pt_before is not None and pt_after is not None and nt_after is not None
+        assert pt_before.partitioning is not None and pt_after.partitioning is not None
         pt_name, nt_name = (pt_after.schema, pt_after.table), (nt_after.schema, nt_after.table)
         swapped_id = next(p.partition_id for p in pt_before.partitioning.partitions
                           if p.partition_id not in {q.partition_id for q in pt_after.partitioning.partitions})
@@ -188,11 +192,11 @@ class TableStates:
         """The table's rows as of commit ts `ts`, keyed by handle key (None: no such table then)."""
         if self.schema_at(schema, table, ts) is None:
             return None
-        out = {}
+        out: dict[tuple, Row] = {}
         for key, versions in self._row_log.get((schema, table), {}).items():
             i = bisect.bisect_right(versions, ts, key=lambda v: v[0])
-            if i and versions[i - 1][1] is not None:
-                out[key] = versions[i - 1][1]
+            if i and (row := versions[i - 1][1]) is not None:
+                out[key] = row
         return out
 
     def _history_of(self, log: dict, name: Name) -> list:

@@ -97,7 +97,9 @@ class Zone:
     def offset_at(self, unix: int) -> int:
         if self.fixed is not None:
             return self.fixed
-        return int(_dt.fromtimestamp(unix, self.zi).utcoffset().total_seconds())
+        offset = _dt.fromtimestamp(unix, self.zi).utcoffset()
+        assert offset is not None  # an aware datetime always has one
+        return int(offset.total_seconds())
 
     def local_seconds(self, unix: int) -> int:
         """The wall clock at `unix`, as seconds since 1970-01-01 00:00 of that wall clock."""

@@ -86,11 +86,12 @@ def check_type(t: TiDBType) -> None:
             if key in seen:
                 raise ValueError(f"duplicate {b.upper()} member {e!r}")
             seen.add(key)
-            cs = charset_info(_charset_for(t))
+            charset = charset_info(_charset_for(t))
+            assert charset.codec is not None  # only the binary charset has none, refused above
             try:
-                e.encode(cs.codec)
+                e.encode(charset.codec)
             except UnicodeEncodeError:
-                raise ValueError(f"{b.upper()} member {e!r} not representable in {cs.name}") from None
+                raise ValueError(f"{b.upper()} member {e!r} not representable in {charset.name}") from None
 
 
 # --- the full matrix -----------------------------------------------------------------------
