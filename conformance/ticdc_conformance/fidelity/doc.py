@@ -14,7 +14,7 @@ loses. Generated from the decoders' `describe_fidelity` (the same knowledge as t
 `project_value`); do not edit by hand — run `ticdc-conformance fidelity --write`
 (`ticdc-conformance fidelity --format json --write` writes `reports/fidelity.json`).
 
-**Verified by round-trip tests.** `tests/unit/test_fidelity_roundtrip.py` encodes every edge value
+**Verified by round-trip tests.** `tests/conformance/fidelity/test_fidelity_roundtrip.py` encodes every edge value
 of every row's type (NULL and the values of permissive sql_modes included; TIMESTAMP in {zones})
 with the real encoder and decodes it with the reference decoder: an *exact* cell reads back the
 identical canonical value, a *lossy* cell the projection, with at least one edge value changed (the

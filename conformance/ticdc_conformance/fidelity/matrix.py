@@ -4,7 +4,7 @@ Rows are the declarations of the type catalogue (`type_catalogue.all_types_matri
 encodings of the default matrix and the sink options that change what a consumer can know of a
 value (`COLUMNS`). Each cell comes from the protocol package's `describe_fidelity`, the same
 knowledge its `project_value` applies in the differential check, and a lossy cell shows one edge
-value the projection changes. tests/unit/test_fidelity_roundtrip.py verifies every cell by
+value the projection changes. tests/conformance/fidelity/test_fidelity_roundtrip.py verifies every cell by
 encoding the type's edge values with the real encoder and decoding them with the reference
 decoder: exact cells read back the identical canonical value, lossy ones the projection with at
 least one edge changed, absent ones never the value.

@@ -49,7 +49,7 @@ see_also = ["OPEN-ORDER-2"]           # optional: related rules (e.g. the same r
   specs lose their cell borders, so a table rule quotes its rows as the file holds them). Tables
   become one rule per table or per meaningful group of rows.
 
-The tests (`tests/unit/test_rules.py`) load every file, check the fields, find every quote and
+The tests (`tests/conformance/rules/test_rules.py`) load every file, check the fields, find every quote and
 section heading verbatim in its spec after whitespace normalization, and check ids are unique.
 
 ## Ids are forever

@@ -2,7 +2,7 @@
 
 They live in modules that do not import the registry (the differential and golden checks, the
 fidelity projections, the reference decoders' validations), so their rules are listed here, each
-with the code that enforces them (`target`, "module:qualname"); tests/unit/test_rules.py imports
+with the code that enforces them (`target`, "module:qualname"); tests/conformance/rules/test_rules.py imports
 every target, so an entry cannot outlive the code it names. Modules referred to:
 
 - ticdc_conformance.checks.differential, .checkpoints, .causes, .golden, .fidelity (through the protocols' fidelity modules)
