@@ -1,13 +1,15 @@
 """One conformance run: generate an encoding, run the consumer under test on it, check the result.
 
-The consumer under test is the reference Spark consumer (`spark`), the sequential reference
-consumer (`local`), or any program behind the consumer protocol of docs/consumer-protocol.md:
-it is started as `CMD --records DIR --manifest FILE --out DIR` (consumer_process.py) and must write
-`OUT/final/<schema>.<table>.ndjson` in the canonical form, exiting 0. A consumer that also writes
-the applied log and the temporal states (`OUT/applied.ndjson`, `OUT/states/`) is held against the
-ground truth at every checkpoint it recorded (checks/checkpoints.py). On a stream that carries
-watermarks, one that shows no checkpoint is judged on its final state only, a distinct outcome
-(outcome.py) that passes only with `--final-state-only`.
+The consumer under test is an adapter (consumers/adapters/): the reference Spark consumer
+(`spark`), the sequential reference consumer (`local`), or any program behind the consumer protocol
+of docs/consumer-protocol.md, started as `CMD --records DIR --manifest FILE --out DIR`. Each must
+write `OUT/final/<schema>.<table>.ndjson` in the canonical form. What else its output shows is what
+the adapter's run declares (the reference consumers always write the applied log and the states at
+checkpoints; a program declares them by writing `OUT/applied.ndjson`, `OUT/states/`), and the checks
+follow that declaration: a consumer that shows its applied log is held against the ground truth at
+every checkpoint it recorded (checks/checkpoints.py). On a stream that carries watermarks, one that
+shows no checkpoint is judged on its final state only, a distinct outcome (outcome.py) that passes
+only with `--final-state-only`.
 
 Every run writes into a case folder emptied first, and the consumer into a new empty folder
 (folders.py): nothing an earlier run left is read as this run's output.
@@ -29,7 +31,9 @@ from .checks.checkpoints import CheckpointVerdict, check_checkpoints
 from .checks.differential import TableVerdict, check_final_state
 from ticdc_conformance.findings.finding import Finding, RunContext
 from .checks.locate import locate_findings
-from ticdc_conformance.consumers.adapters.program import DEFAULT_TIMEOUT_S, run_consumer_program
+from ticdc_conformance.consumers.adapters import (Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream,
+                                                  adapter_for, shown_by_output)
+from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
 from .errors import CaseError, ConsumerError
 from .folders import case_folder, options_digest, recreate
 from ticdc_conformance.findings.outcome import (CONFORMANT, CONSUMER_ERROR, EXIT_CODES, FINAL_STATE_ONLY, FINAL_STATE_ONLY_ACCEPTED,
@@ -212,24 +216,9 @@ class EncodingResult:
             self.result_file.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
-def consumer_log(consumer: str, case: Path) -> Optional[Path]:
-    """Where a consumer program's stdout and stderr go; the in-process reference consumers have none."""
-    return None if consumer in ("spark", "local") else case / "consumer.log"
-
-
-def run_consumer(consumer: str, case: Path, manifest: dict, out: Path, spark=None,
-                 timeout_s: float = CONSUMER_TIMEOUT_S) -> None:
-    """Runs the consumer into the empty folder OUT (a program for at most `timeout_s` seconds)."""
-    records, manifest_path = case / "records", case / "manifest.json"
-    if consumer == "spark":
-        from ticdc_conformance.consumers.spark.job import consume
-        consume(spark, records, manifest, out, recreate(case / "work"))
-    elif consumer == "local":
-        from ticdc_conformance.consumers.sequential.consumer import consume_local
-        consume_local(records, manifest, out)
-    else:
-        run_consumer_program(consumer, ["--records", str(records), "--manifest", str(manifest_path),
-                                        "--out", str(out)], consumer_log(consumer, case), timeout_s)
+def consumer_adapter(consumer: "str | ConsumerAdapter", spark=None) -> ConsumerAdapter:
+    """The adapter of a `--consumer` spec (`spark` on the given session), or the adapter itself."""
+    return adapter_for(consumer, spark=spark) if isinstance(consumer, str) else consumer
 
 
 def _locate(result: EncodingResult, case: Path, manifest: dict) -> None:
@@ -248,48 +237,65 @@ def run_options_digest(scenario: str, encoding: str, config: SinkConfig, events:
     return options_digest([config, events])
 
 
-def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: str = "spark",
+def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: "str | ConsumerAdapter" = "spark",
                  spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
                  config_args: str = "", events: Optional[int] = None, final_state_only: bool = False,
                  consumer_timeout_s: float = CONSUMER_TIMEOUT_S, digest: Optional[str] = None) -> EncodingResult:
-    """`config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
+    """`consumer` is an adapter or what `--consumer` says (`spark` runs on `spark`, the session given);
+    `config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
     `config_args` are the command-line options that produced it, for the replay command; `events`
     sizes a scenario that takes a size (large); `final_state_only` lets a consumer judged on its
     final state only pass. The case folder is WORK/<scenario>-seed<N>[-<digest>]/<encoding>, emptied
     first; `digest` names the run's options (`run` gives one for all its encodings), by default the
     digest of the config and size where they are not the encoding's default."""
+    adapter = consumer_adapter(consumer, spark)
     config = config or config_for(scenario, encoding, time_zone=time_zone)
     digest = digest if digest is not None else run_options_digest(scenario, encoding, config, events)
     case = case_folder(work, scenario, seed, encoding, digest)
-    result = EncodingResult(scenario, seed, encoding, config.protocol, consumer, time_zone=config.time_zone,
-                            config_args=config_args, events=events, case=case,
-                            consumer_log=consumer_log(consumer, case), final_state_only=final_state_only)
+    result = EncodingResult(scenario, seed, encoding, config.protocol, adapter.spec, time_zone=config.time_zone,
+                            config_args=config_args, events=events, case=case, final_state_only=final_state_only)
     started = time.monotonic()
     recreate(case)
     manifest = generate(scenario, seed, config, case, events=events)
     result.records = manifest["records"]
-    out = recreate(case / "consumer")
-    try:
-        run_consumer(consumer, case, manifest, out, spark, consumer_timeout_s)
-        _check(result, case, manifest, out)
-    except ConsumerError as e:
-        result.error = str(e)
+    run = adapter.run(Stream.of_case(case, manifest), recreate(case / "consumer"),
+                      RunOptions(timeout_s=consumer_timeout_s))
+    result.consumer_log = run.log
+    result.error = run.error
+    if run.finished:
+        try:
+            _check(result, case, manifest, run)
+        except ConsumerError as e:
+            result.error = str(e)
     result.seconds = time.monotonic() - started
     result.write_result_file()
     return result
 
 
-def _check(result: EncodingResult, case: Path, manifest: dict, out: Path) -> None:
+def _check(result: EncodingResult, case: Path, manifest: dict, run: ConsumerRun) -> None:
+    """Judges what `run` wrote, as far as its declaration says it shows (final tables always, the
+    applied log and states at checkpoints when it declares them)."""
+    out = run.out
     if not (out / "final").is_dir():
         log = f"; its output: {result.consumer_log}" if result.consumer_log is not None else ""
         raise ConsumerError(f"the consumer wrote no {out / 'final'} folder: nothing to judge; a consumer writes "
                             f"final/<schema>.<table>.ndjson before it exits 0 (docs/consumer-protocol.md){log}")
+    missing = run.missing_outputs()
+    if missing:
+        raise ConsumerError(f"consumer {run.consumer} declares {_declared(run.shows)} but wrote no "
+                            + ", ".join(str(p) for p in missing))
     result.watermarks = carries_watermarks(manifest["protocol"], manifest["sink"])
     result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
-    result.checkpoints = check_checkpoints(case / "truth", out, manifest)
+    result.checkpoints = check_checkpoints(case / "truth", out, manifest, run.shows)
     _locate(result, case, manifest)
     # Rows whose outcome no consumer could know (no commit ts), reported by the final-state check.
     result.undecidable = [u for t in result.tables for u in t.undecidable]
+
+
+def _declared(shows: Capabilities) -> str:
+    shown = ["its final tables"] + (["an applied log"] if shows.applied_log else []) \
+        + (["its states at checkpoints"] if shows.applied_log and shows.states else [])
+    return ", ".join(shown)
 
 
 _CASE_KEYS = ("scenario", "seed", "encoding", "protocol", "sink", "records")
@@ -323,8 +329,10 @@ def check_outputs(case: Path, out: Path, final_state_only: bool = False) -> Enco
                             final_state_only=final_state_only,
                             replay=replay + (" --final-state-only" if final_state_only else ""))
     started = time.monotonic()
+    # Written however it was run, the output declares what it shows by what it holds.
+    written = ConsumerRun(result.consumer, out, shown_by_output(out))
     try:
-        _check(result, case, manifest, out)
+        _check(result, case, manifest, written)
     except ConsumerError as e:
         result.error = str(e)
     result.seconds = time.monotonic() - started

@@ -36,6 +36,7 @@ from ticdc_contract.schema_json import table_from_json
 from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_contract.state import TableStates
 
+from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
 from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
@@ -329,8 +330,9 @@ def entry_problem(entry) -> Optional[str]:
 
 
 class CheckpointCheck:
-    def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict) -> None:
+    def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict, shows_states: bool = True) -> None:
         self.truth_dir, self.out, self.manifest = Path(truth_dir), Path(consumer_out), manifest
+        self.shows_states = shows_states  # the consumer declares its tables at every checkpoint (states/)
         options = manifest.get("sink", {})
         self.hidden = unjudged_by_table(self.truth_dir, options)
         self.truth = _Truth(manifest["protocol"], options, self.hidden)
@@ -386,7 +388,7 @@ class CheckpointCheck:
     def run(self) -> CheckpointVerdict:
         states_dir = self.out / "states"
         with tempfile.TemporaryDirectory(prefix="ticdc-checkpoints-") as tmp:
-            states = _States(states_dir, Path(tmp) / "states.db", self.hidden) if states_dir.is_dir() else None
+            states = _States(states_dir, Path(tmp) / "states.db", self.hidden) if self.shows_states else None
             try:
                 txns: dict[int, list[list[dict]]] = defaultdict(list)
                 ddls: Counter = Counter()
@@ -597,14 +599,17 @@ class CheckpointCheck:
         return not by_table
 
 
-def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict) -> CheckpointVerdict:
-    """The verdict for one consumer run; `checked` is False when the consumer wrote no applied log
-    (a plugged-in consumer that writes final/ only), which the report then says."""
-    if not (Path(consumer_out) / "applied.ndjson").exists():
+def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict,
+                      shows: Optional[Capabilities] = None) -> CheckpointVerdict:
+    """The verdict for one consumer run; `checked` is False when the consumer shows no applied log
+    (a plugged-in consumer that writes final/ only), which the report then says. `shows` is what the
+    consumer's adapter declares its output shows; by default what the output folder holds declares it."""
+    shows = shows if shows is not None else shown_by_output(consumer_out)
+    if not shows.applied_log:
         return CheckpointVerdict(False, 0, "the consumer wrote no applied.ndjson: the checkpoint check was not "
                                  "possible, it is checked on its final state only")
     try:
-        check = CheckpointCheck(truth_dir, consumer_out, manifest)
+        check = CheckpointCheck(truth_dir, consumer_out, manifest, shows.states)
         verdict = check.run()
         verdict.findings = explain_rows(verdict.findings, truth_dir, manifest, check.hidden, check.since_at,
                                         all_listed=not verdict.suppressed)

@@ -1,6 +1,8 @@
 """A consumer under test run as a program (docs/consumer-protocol.md), under the suite's control.
 
-The `--consumer` string is split into argv by POSIX shell rules (shlex) and started without a
+It is started as `CMD --records DIR --manifest FILE --out DIR` and must write OUT/final/ and exit 0;
+it declares what else it shows by what it writes (an applied log, states at checkpoints). The
+`--consumer` string is split into argv by POSIX shell rules (shlex) and started without a
 shell. The program runs in a process group of its own, so a timeout, or SIGINT/SIGTERM to the suite,
 ends it together with every process it started; once it has exited, whatever it left running is
 ended too, so nothing writes into its output while the suite reads it. Its stdout and stderr go to
@@ -19,7 +21,10 @@ from typing import Iterator
 
 from ticdc_conformance.errors import ConsumerError
 
-DEFAULT_TIMEOUT_S = 1800
+from .interface import DEFAULT_TIMEOUT_S, Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream, \
+    shown_by_output
+
+LOG_FILE = "consumer.log"
 KILL_GRACE_S = 5  # between SIGTERM and SIGKILL to the group: time to flush and exit cleanly
 TAIL_LINES = 15
 _TAIL_BYTES = 64 * 1024
@@ -120,3 +125,23 @@ def run_consumer_program(command: str, args: list[str], log: Path, timeout_s: fl
         tail = log_tail(log)
         raise ConsumerError(f"consumer {command!r} {how}; its output: {log}"
                             + (f"; last lines:\n{tail}" if tail else " (empty)"))
+
+
+class ProgramConsumer(ConsumerAdapter):
+    """Any program behind docs/consumer-protocol.md. Its output may show an applied log and states;
+    which of them one run shows, it declares by writing them (interface.shown_by_output)."""
+
+    capabilities = Capabilities(applied_log=True, states=True)
+
+    def __init__(self, command: str) -> None:
+        self.argv = consumer_argv(command)  # ValueError now, not when the first encoding runs
+        self.spec = command
+
+    def run(self, stream: Stream, out: Path, options: RunOptions = RunOptions()) -> ConsumerRun:
+        log = stream.folder / LOG_FILE
+        args = ["--records", str(stream.records), "--manifest", str(stream.manifest_path), "--out", str(out)]
+        try:
+            run_consumer_program(self.spec, args, log, options.timeout_s)
+        except ConsumerError as e:
+            return ConsumerRun(self.spec, out, shown_by_output(out), log=log, error=str(e))
+        return ConsumerRun(self.spec, out, shown_by_output(out), log=log)
