@@ -2,7 +2,7 @@
 
 A master and two one-core workers on 127.0.0.1 are started from the PySpark installation
 (`spark-class org.apache.spark.deploy.master.Master` / `...worker.Worker`, what sbin/start-*.sh
-run). The job is `consumer/spark_job.py` itself, submitted unchanged with the project shipped as
+run). The job is `consumers/spark/job.py` itself, submitted unchanged with the project shipped as
 the `ticdc-conformance py-files` zip; driver and executors run a Python that has the third-party
 dependencies but not this project, so the zip is the only way the project's modules reach them.
 Its output must equal the output of the in-process local[2] run. The cluster is always stopped.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ticdc_conformance.consumers import spark_job
+from ticdc_conformance.consumers.spark import job as spark_job
 from ticdc_generators.pipeline import config_for, generate
 
 from tests.conftest import CLI, ROOT
@@ -144,7 +144,7 @@ def test_py_files_zip_is_all_the_project_the_job_needs(tmp_path):
     proc = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=str(first)))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"{first}/ticdc_conformance/consumer/spark_job.py"
+    assert proc.stdout.strip() == f"{first}/ticdc_conformance/consumers/spark/job.py"
 
 
 @pytest.mark.spark
