@@ -223,7 +223,7 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
 @click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
 def py_files(target: Path) -> None:
     """Write the zip of this project's packages for `spark-submit --py-files` (docs/spark-submit.md)."""
-    from ticdc_conformance.consumers import spark_job
+    from ticdc_conformance.consumers.spark import job as spark_job
 
     n = spark_job.build_py_files(target)
     click.echo(f"wrote {target} ({n} files); run the consumer with:\n"
