@@ -5,12 +5,14 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from ticdc_contract.protocols import CANAL_JSON, DEBEZIUM, OPEN_PROTOCOL, SIMPLE, SIMPLE_AVRO, SIMPLE_JSON
+from ticdc_contract.record_files import RecordFileWriter
+from ticdc_contract.truth import TruthWriter
+
 from .scenarios import get_scenario
 from .sink.claim_check import ClaimCheckStorage
 from .sink.config import SinkConfig
-from ticdc_contract.record_files import RecordFileWriter
 from .sink.simulator import SinkSimulator
-from ticdc_contract.truth import TruthWriter
 
 MANIFEST_FORMAT = "ticdc-conformance/records-v1"
 GENERATOR_VERSION = "0.1.0"
@@ -18,11 +20,11 @@ GENERATOR_VERSION = "0.1.0"
 # The five encodings of the default matrix. Canal-JSON and Debezium carry commit ts and
 # watermarks only with the TiDB extension, so the default matrix enables it.
 DEFAULT_MATRIX: dict[str, dict] = {
-    "open-protocol": {"protocol": "open-protocol"},
-    "canal-json": {"protocol": "canal-json", "enable_tidb_extension": True},
-    "debezium": {"protocol": "debezium", "enable_tidb_extension": True},
-    "simple-json": {"protocol": "simple", "encoding_format": "json"},
-    "simple-avro": {"protocol": "simple", "encoding_format": "avro"},
+    OPEN_PROTOCOL: {"protocol": OPEN_PROTOCOL},
+    CANAL_JSON: {"protocol": CANAL_JSON, "enable_tidb_extension": True},
+    DEBEZIUM: {"protocol": DEBEZIUM, "enable_tidb_extension": True},
+    SIMPLE_JSON: {"protocol": SIMPLE, "encoding_format": "json"},
+    SIMPLE_AVRO: {"protocol": SIMPLE, "encoding_format": "avro"},
 }
 
 

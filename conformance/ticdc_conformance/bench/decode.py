@@ -23,8 +23,8 @@ import orjson
 import pyarrow.parquet as pq
 from fastavro import schemaless_reader
 
+from ticdc_contract.avro_schema import MESSAGE_SCHEMA
 from ticdc_contract.record import KafkaRecord
-from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 from ticdc_contract.record_files import ROW_GROUP_RECORDS, records_from_batch
 
 from ..protocols import protocol_package

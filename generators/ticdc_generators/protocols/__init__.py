@@ -11,6 +11,8 @@ import importlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
+from ticdc_contract.protocols import package_name
+
 from ..sink.config import SinkConfig
 from ..sink.events import Message, SinkEvent
 
@@ -50,17 +52,8 @@ class EncoderModule:
         return replace(self, new_encoder=lambda config, topic, partition: make(config, topic, partition, storage))
 
 
-_PACKAGES = {
-    "open-protocol": "open_protocol",
-    "canal-json": "canal_json",
-    "debezium": "debezium",
-    "simple": "simple",
-}
-
-
 def encoder_module(protocol: str) -> EncoderModule:
-    try:
-        pkg = _PACKAGES[protocol]
-    except KeyError:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(_PACKAGES)}") from None
-    return importlib.import_module(f"{__name__}.{pkg}").PROTOCOL
+    """The encoder of a protocol named in ticdc_contract.protocols.PROTOCOLS; its package is
+    imported only when asked for."""
+    module: EncoderModule = importlib.import_module(f"{__name__}.{package_name(protocol)}").PROTOCOL
+    return module

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+# The names a `protocol` and an `encoding-format` may take, shared with the decode side.
+from ticdc_contract.protocols import ENCODING_FORMATS, PROTOCOLS, encoding_name
+
 from .column_selector import validate as validate_column_selectors
 
-PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
 # TiCDC pkg/config/large_message.go and pkg/compression.
 LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
 COMPRESSIONS = ("none", "snappy", "lz4")
@@ -17,7 +19,6 @@ INTEGRITY_LEVELS = ("none", "correctness")
 # [[sink.dispatchers]] partition (or dispatcher) values, matched case-insensitively as TiCDC does;
 # rowid is index-value's older name.
 PARTITION_DISPATCHERS = ("default", "table", "ts", "index-value", "rowid", "columns")
-ENCODING_FORMATS = ("json", "avro")  # TiCDC's encoding-format, of the simple protocol
 # The options that take one of a few words, by field: what a changefeed TOML or sink URI may say.
 ENUMERATIONS = {"protocol": PROTOCOLS, "encoding_format": ENCODING_FORMATS,
                 "large_message_handle_option": LARGE_MESSAGE_OPTIONS,
@@ -155,9 +156,7 @@ class SinkConfig:
     @property
     def encoding(self) -> str:
         """The encoding's short name, as used for golden folders and report rows."""
-        if self.protocol == "simple":
-            return f"simple-{self.encoding_format}"
-        return self.protocol
+        return encoding_name(self.protocol, self.encoding_format)
 
     def ticdc_options(self) -> dict:
         out = {}

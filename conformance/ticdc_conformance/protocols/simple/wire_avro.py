@@ -2,7 +2,8 @@
 
 The datum is the `com.pingcap.simple.avro.Message` branch (union index 11, first byte 0x16), whose
 `payload` is a Watermark, Bootstrap, DDL or DML record (TiCDC pkg/sink/codec/simple/avro.go,
-new*MessageMap; reference/ticdc/pkg/sink/codec/simple/message.json).
+new*MessageMap). The schema is TiCDC's message.json as the contract vendors it
+(ticdc_contract.avro_schema), not the encoder's.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import struct
 
 from fastavro import parse_schema, schemaless_reader
 from fastavro.schema import expand_schema
-from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA, MESSAGE_UNION_INDEX
+from ticdc_contract.avro_schema import MESSAGE_SCHEMA, MESSAGE_UNION_INDEX
 
 from ticdc_conformance.protocols.common.wire import Malformed
 from .fields import get_bool, get_dict, get_int, get_str

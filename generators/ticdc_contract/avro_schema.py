@@ -1,0 +1,26 @@
+"""TiCDC's Avro schema of the Simple protocol, vendored unchanged as package data.
+
+avro/simple_message.avsc is pingcap/ticdc pkg/sink/codec/simple/message.json (Apache-2.0, commit
+b813e76f): one union of named records, of which TiCDC writes only the
+`com.pingcap.simple.avro.Message` branch, with no schema-registry framing. The decode side reads
+Simple Avro data with this schema and never with the encoder's own schema builder, so that a
+decoded record is evidence about the encoder, not an echo of it; a test holds the encoder's
+schema equal to this one (same parsing canonical form).
+"""
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from typing import Any
+
+import fastavro
+
+NAMESPACE = "com.pingcap.simple.avro"
+MESSAGE_RECORD = f"{NAMESPACE}.Message"
+
+SCHEMA_FILE = files(__package__).joinpath("avro", "simple_message.avsc")
+# The schema as TiCDC states it (a JSON array: an Avro union of records).
+SCHEMA_JSON: list[dict[str, Any]] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+MESSAGE_SCHEMA = fastavro.parse_schema(SCHEMA_JSON)
+# The union index of the Message record: the first varint of every datum TiCDC writes.
+MESSAGE_UNION_INDEX = [record["name"] for record in MESSAGE_SCHEMA].index(MESSAGE_RECORD)
