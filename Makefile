@@ -1,12 +1,14 @@
 # The two commands of a fresh clone (README "Quick start"):
 #   make run    set up, then a conformance run of scenario smoke on all encodings (local Spark, record files)
-#   make test   set up, then the suite's own tests
+#   make test   set up, then the suite's own checks in timed stages (.ci/stages.py): lint, types,
+#               import contracts, the fast tests, the Spark tests, the Kafka tests, the slow rest
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+STAGES := $(BIN)/python .ci/stages.py
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test test-fast test-kafka golden-check java
+.PHONY: setup run test lint types test-fast test-spark test-kafka test-slow golden-check java
 
 setup: java $(INSTALLED)
 
@@ -19,21 +21,35 @@ java:
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,kafka]'
+	$(BIN)/pip install -q -e '.[test,kafka,lint]'
 	touch $(INSTALLED)
 
 run: setup
 	$(BIN)/ticdc-conformance run --scenario smoke --protocol all --report reports/
 
+# Every stage in turn, each timed, then a table of the stage times; fails if any stage failed.
 test: setup
-	$(BIN)/pytest
+	$(STAGES)
+
+# One stage alone. Each test belongs to exactly one of fast, spark, kafka and slow.
+lint: setup
+	$(STAGES) lint
+
+types: setup
+	$(STAGES) types
 
 test-fast: setup
-	$(BIN)/pytest -m "not slow and not kafka and not spark"
+	$(STAGES) fast
 
-# The Kafka transport's tests alone (docs/kafka.md); `make test` runs them too.
+test-spark: setup
+	$(STAGES) spark
+
+# The Kafka transport's tests (docs/kafka.md).
 test-kafka: setup
-	$(BIN)/pytest -m kafka tests/e2e/test_kafka_transport.py
+	$(STAGES) kafka
+
+test-slow: setup
+	$(STAGES) slow
 
 golden-check: setup
 	$(BIN)/ticdc-conformance golden --check
