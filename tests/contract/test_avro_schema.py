@@ -11,10 +11,9 @@ import fastavro
 import pytest
 from fastavro.schema import to_parsing_canonical_form
 
+from tests.conftest import SHARED
 from ticdc_contract import avro_schema as contract
 from ticdc_generators.protocols.simple import avro_schema as encoder
-
-from tests.conftest import SHARED
 
 TICDC_MESSAGE_JSON = SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json"
 

@@ -23,18 +23,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
+
+from ticdc_contract.model import Row, TableSchema
 
 from ..errors import ChangefeedFailure
-from ticdc_contract.model import Row, TableSchema
-from .table_filter import ColumnFilter, FilterRuleError, TableFilter
+from .config import DispatchRule, SinkConfig
 
-if TYPE_CHECKING:  # config.py validates with this module, so it is imported for types only
-    from .config import DispatchRule, SinkConfig
+# The rules' parsing lives below the config (which refuses rules that do not parse); its names
+# are part of this module's interface.
+from .selector_rules import ColumnSelectorRuleError, Selector, parse_selectors, parsed_selectors, rule_key
 
-# The RFC codes TiCDC's errors carry (pkg/errors/error.go), so a message can be searched for.
+__all__ = ["ColumnSelectorError", "ColumnSelectorRuleError", "ColumnSelectors", "Selector", "dispatch_row",
+           "select_columns"]
+
+# The RFC code TiCDC's error carries (pkg/errors/error.go), so a message can be searched for.
 _SELECTOR_FAILED = "[CDC:ErrColumnSelectorFailed]"
-_RULE_INVALID = "[CDC:ErrFilterRuleInvalid]"
 
 
 class ColumnSelectorError(ValueError, ChangefeedFailure):
@@ -43,36 +47,6 @@ class ColumnSelectorError(ValueError, ChangefeedFailure):
     def __init__(self, table: str, message: str) -> None:
         self.table = table
         super().__init__(f"{_SELECTOR_FAILED}column selector failed: {message}, table: {table}")
-
-
-class ColumnSelectorRuleError(FilterRuleError):
-    """TiCDC's ErrFilterRuleInvalid raised for a selector's `matcher` or `columns` list."""
-
-
-@dataclass(frozen=True)
-class Selector:
-    tables: TableFilter
-    columns: ColumnFilter
-
-    def matches(self, schema: str, table: str) -> bool:
-        return self.tables.match(schema, table)
-
-    def keeps(self, column: str) -> bool:
-        return self.columns.match(column)
-
-
-def _rule_lists(rule: Any) -> tuple[list[str], list[str]]:
-    """(matcher, columns) of a SinkConfig ColumnSelector or of its JSON form in a manifest."""
-    if isinstance(rule, Mapping):
-        return list(rule.get("matcher") or ()), list(rule.get("columns") or ())
-    return list(rule.matcher), list(rule.columns)
-
-
-def _parse(rules: list[str], parse):
-    try:
-        return parse(rules)
-    except FilterRuleError as e:
-        raise ColumnSelectorRuleError(f"{_RULE_INVALID}filter rule is invalid {rules}: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -85,12 +59,7 @@ class ColumnSelectors:
 
     @classmethod
     def parse(cls, rules: Iterable[Any], case_sensitive: bool = False, profile: str = "ticdc") -> "ColumnSelectors":
-        out = []
-        for rule in rules:
-            matcher, columns = _rule_lists(rule)
-            tables = _parse(matcher, lambda r: TableFilter.parse(r, case_sensitive=case_sensitive))
-            out.append(Selector(tables, _parse(columns, ColumnFilter.parse)))
-        return cls(tuple(out), profile)
+        return cls(parse_selectors(rules, case_sensitive), profile)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> "ColumnSelectors":
@@ -154,26 +123,14 @@ class ColumnSelectors:
 
 
 def _for_config(config: SinkConfig) -> ColumnSelectors:
-    # Keyed by plain tuples, so a selector built with lists still finds its parsed form.
-    rules = tuple((tuple(r.matcher), tuple(r.columns)) for r in config.column_selectors)
-    return _parsed(rules, config.case_sensitive, config.version_profile)
+    return _parsed(rule_key(config.column_selectors), config.case_sensitive, config.version_profile)
 
 
 @lru_cache(maxsize=32)
 def _parsed(rules: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], case_sensitive: bool,
             profile: str) -> ColumnSelectors:
-    return ColumnSelectors.parse(({"matcher": m, "columns": c} for m, c in rules), case_sensitive, profile)
-
-
-def validate(config: SinkConfig) -> None:
-    """What TiCDC refuses when the changefeed is created: rules that do not parse, and column
-    selectors together with the integrity check (pkg/config/replica_config.go,
-    ErrInvalidReplicaConfig)."""
-    if not config.column_selectors:
-        return
-    _for_config(config)
-    if config.integrity_check_level != "none":
-        raise ValueError("[CDC:ErrInvalidReplicaConfig]integrity check enabled and column selector set, not allowed")
+    # One ColumnSelectors per rule set and profile, so its per-table verification memo is shared.
+    return ColumnSelectors(parsed_selectors(rules, case_sensitive), profile)
 
 
 def select_columns(config: SinkConfig, table: TableSchema,

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 # The names a `protocol` and an `encoding-format` may take, shared with the decode side.
 from ticdc_contract.protocols import ENCODING_FORMATS, PROTOCOLS, encoding_name
 
-from .column_selector import validate as validate_column_selectors
+from .selector_rules import parsed_selectors, rule_key
 
 # TiCDC pkg/config/large_message.go and pkg/compression.
 LARGE_MESSAGE_OPTIONS = ("none", "handle-key-only", "claim-check")
@@ -115,7 +115,7 @@ class SinkConfig:
             raise ValueError(f"unknown version profile {self.version_profile!r}; expected one of "
                              f"{', '.join(VERSION_PROFILES)}")
         self._validate_large_message()
-        validate_column_selectors(self)
+        self._validate_column_selectors()
         self._validate_delivery()
         if self.integrity_check_level not in INTEGRITY_LEVELS:
             raise ValueError(f"unknown integrity-check-level {self.integrity_check_level!r}; "
@@ -128,6 +128,17 @@ class SinkConfig:
             raise ValueError(f"failover_spacing must be at least 1 history event, got {self.failover_spacing}")
         if self.checkpoint_lag < 0:
             raise ValueError(f"checkpoint_lag must be 0 or more checkpoints, got {self.checkpoint_lag}")
+
+    def _validate_column_selectors(self) -> None:
+        """What TiCDC refuses when the changefeed is created: selector rules that do not parse, and
+        column selectors together with the integrity check (pkg/config/replica_config.go,
+        ErrInvalidReplicaConfig)."""
+        if not self.column_selectors:
+            return
+        parsed_selectors(rule_key(self.column_selectors), self.case_sensitive)
+        if self.integrity_check_level != "none":
+            raise ValueError("[CDC:ErrInvalidReplicaConfig]integrity check enabled and column selector set, "
+                             "not allowed")
 
     def _validate_large_message(self) -> None:
         """TiCDC pkg/config/large_message.go AdjustAndValidate, message for message."""
