@@ -26,6 +26,7 @@ from ticdc_conformance.transport.broker import KafkaBroker, free_port  # noqa: E
 from ticdc_conformance.transport.errors import (  # noqa: E402
     BrokerError, KafkaUnavailable, PublishError, TransportError)
 from ticdc_conformance.transport.kafka_io import cluster_metadata, kafka_records, publish  # noqa: E402
+from ticdc_conformance.transport.provision import provision_broker  # noqa: E402
 from ticdc_conformance.transport.spark_source import spark_source  # noqa: E402
 
 # Cold: the jars are resolved from the Maven repository first (a minute or two, once per machine).
@@ -45,7 +46,8 @@ def read_back(bootstrap: str, manifest: dict) -> dict[tuple[str, int], list[Kafk
 
 @pytest.fixture(scope="module")
 def broker():
-    with KafkaBroker() as b:
+    """testcontainers' Kafka where a Docker engine answers, else the local broker (provision.py)."""
+    with provision_broker() as b:
         yield b
 
 

@@ -77,6 +77,30 @@ def cluster_id() -> str:
             return text
 
 
+# How the suite's broker keeps records, wherever it runs (here, or in a container: provision.py).
+TEST_BROKER_SETTINGS = {
+    # One node: every internal topic has one replica, and one partition where that is allowed.
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "share.coordinator.state.topic.replication.factor": "1",
+    "share.coordinator.state.topic.min.isr": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    # Topics are made by publish() with the manifest's partition counts, never by a client's request.
+    "auto.create.topics.enable": "false",
+    # Generated records carry the scenario's commit times, which may lie far in the past or
+    # future: nothing is deleted by age and no timestamp is refused.
+    "log.retention.ms": "-1",
+    "log.message.timestamp.before.max.ms": str(LONG_MAX),
+    "log.message.timestamp.after.max.ms": str(LONG_MAX),
+    # The machine is small; the defaults (8 I/O threads, 3 network threads) only cost memory.
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "num.recovery.threads.per.data.dir": "1",
+}
+
+
 def server_properties(port: int, controller_port: int, data_dir: Path) -> str:
     settings = {
         "process.roles": "broker,controller",
@@ -88,25 +112,7 @@ def server_properties(port: int, controller_port: int, data_dir: Path) -> str:
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": str(data_dir),
-        # One node: every internal topic has one replica, and one partition where that is allowed.
-        "offsets.topic.replication.factor": "1",
-        "offsets.topic.num.partitions": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
-        "share.coordinator.state.topic.replication.factor": "1",
-        "share.coordinator.state.topic.min.isr": "1",
-        "group.initial.rebalance.delay.ms": "0",
-        # Topics are made by publish() with the manifest's partition counts, never by a client's request.
-        "auto.create.topics.enable": "false",
-        # Generated records carry the scenario's commit times, which may lie far in the past or
-        # future: nothing is deleted by age and no timestamp is refused.
-        "log.retention.ms": "-1",
-        "log.message.timestamp.before.max.ms": str(LONG_MAX),
-        "log.message.timestamp.after.max.ms": str(LONG_MAX),
-        # The machine is small; the defaults (8 I/O threads, 3 network threads) only cost memory.
-        "num.network.threads": "2",
-        "num.io.threads": "2",
-        "num.recovery.threads.per.data.dir": "1",
+        **TEST_BROKER_SETTINGS,
     }
     return "".join(f"{k}={v}\n" for k, v in settings.items())
 
@@ -224,8 +230,10 @@ class KafkaBroker:
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout_s
+        process = self.process
+        assert process is not None  # just launched
         while True:
-            code = self.process.poll()
+            code = process.poll()
             if code is not None:
                 raise BrokerError(f"the broker exited with {code} while starting:\n{self.log_tail()}")
             try:
@@ -260,6 +268,12 @@ class KafkaBroker:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+    def wait(self) -> int:
+        """Blocks until the started broker exits; its exit code."""
+        if self.process is None:
+            raise BrokerError("the broker is not started")
+        return self.process.wait()
 
     def stop(self) -> None:
         """Stops the broker (if running) and removes the folder it made; safe to call twice."""

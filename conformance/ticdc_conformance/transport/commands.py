@@ -72,7 +72,7 @@ def start_cmd(port: Optional[int], heap: Optional[str], work_dir: Optional[Path]
         with broker:
             click.echo(f"Kafka {broker.version} ready at {broker.bootstrap} "
                        f"(started in {broker.timings['start_s']:.1f}s; log {broker.log_file}); Ctrl-C stops it")
-            code = broker.process.wait()
+            code = broker.wait()
             _fail(TransportError(f"the broker exited with {code}:\n{broker.log_tail()}"))
     except KeyboardInterrupt:
         click.echo("stopped")
@@ -120,6 +120,7 @@ def export_cmd(bootstrap: str, topics: tuple[str, ...], out: Path, via: str, mas
     try:
         if via == "spark":
             from ticdc_conformance.consumers.spark.job import spark_session
+
             from .spark_source import enable_kafka_source, spark_records, spark_source
 
             enable_kafka_source(echo=click.echo)
@@ -152,6 +153,7 @@ def consume_cmd(records: Path, manifest: Optional[Path], out: Path, bootstrap: O
     Takes the arguments of docs/consumer-protocol.md, so `run --consumer "ticdc-conformance kafka
     consume [--bootstrap …]"` runs every check with Kafka as the transport."""
     from ticdc_conformance.consumers.spark.job import consume, spark_session
+
     from ..errors import ConsumerError
     from .broker import KafkaBroker
     from .spark_source import enable_kafka_source, kafka_dataframe

@@ -117,6 +117,7 @@ def _check_batch(path: Path, batch: pa.RecordBatch, first_row: int, tp: Optional
     if bad.size:
         at = int(bad[0])
         before = last if at == 0 else int(offsets[at - 1])
+        assert before is not None  # the first row's step is against `last` only when there is one
         missing = (f"offset {before + 1} is missing" if offsets[at] == before + 2 else
                    f"offsets {before + 1}..{int(offsets[at]) - 1} are missing")
         what = "does not grow" if steps[at] <= 0 else \

@@ -51,7 +51,7 @@ def spark_kafka_package(echo=None) -> str:
     name = f"spark-sql-kafka-0-10_{scala}"
     major, minor, patch = (spark.split(".") + ["0", "0"])[:3]
     patches = range(int(patch), -1, -1) if patch.isdigit() else [patch]
-    alternatives = [(Module(SPARK_GROUP, name, f"{major}.{minor}.{p}"),) for p in patches]
+    alternatives: list[tuple[Module, ...]] = [(Module(SPARK_GROUP, name, f"{major}.{minor}.{p}"),) for p in patches]
     chosen = resolve_first(f"spark-kafka-source-{scala}-{spark}", alternatives, echo=echo).modules[0]
     return str(chosen)
 
