@@ -33,7 +33,6 @@ import orjson
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
 from ticdc_contract.schema_json import table_from_json
-from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_contract.state import TableStates
 
 from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
@@ -41,6 +40,7 @@ from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
 from .differential import compare_table, extra_columns, project_truth_row
+from .key_updates import delivered_changes
 from ticdc_conformance.findings.finding import Finding
 from .upstream_history import TableFates, history_events
 from .selection import consumer_table, selectors, unjudged_columns
@@ -171,7 +171,7 @@ class _Truth(TableStates):
 
     def _apply_txn(self, txn: Transaction) -> None:
         """Also notes the row events TiCDC sends for it: a key-changing UPDATE is a DELETE and an
-        INSERT unless output-raw-change-event (the simulator's own split_if_key_changed)."""
+        INSERT unless output-raw-change-event (key_updates.py)."""
         raw = bool(self.options.get("output-raw-change-event"))
         befores = []
         for ch in txn.changes:
@@ -183,12 +183,8 @@ class _Truth(TableStates):
         for ch, before in zip(txn.changes, befores):
             name = (ch.table.schema, ch.table.table)
             after = self.proj[name][ch.table.row_key(ch.after)][1] if ch.after is not None else None
-            now, later = split_if_key_changed(ch, raw)
-            if later is not None:
-                expected[(name, self.key_of(name, before or {}))] += 1
-                expected[(name, self.key_of(name, after or {}))] += 1
-            else:
-                expected[(name, self.key_of(name, (after if now.op is not Op.DELETE else before) or {}))] += 1
+            for event in delivered_changes(ch, raw):
+                expected[(name, self.key_of(name, (after if event.op is not Op.DELETE else before) or {}))] += 1
         self.expected = expected
 
 

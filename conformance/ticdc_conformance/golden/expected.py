@@ -32,12 +32,12 @@ from ticdc_contract.canonical import key_order_token, row_to_json
 from ticdc_contract.model import DDL, RowChange, TableSchema, Transaction
 from ticdc_contract.record import KafkaRecord
 from ticdc_generators.sink.events import DDLEvent, RowEvent
-from ticdc_generators.sink.simulator import split_if_key_changed
 from ticdc_contract.state import TableStates
 
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.checks.checkpoints import _Truth  # the checkpoint check's ground-truth interpreter, reused as is
 from ticdc_conformance.checks.differential import project_truth_row
+from ticdc_conformance.checks.key_updates import delivered_changes
 from ticdc_conformance.fidelity.matrix import type_label
 from ticdc_conformance.golden.events import carries_commit_ts, ddl_names, row_event
 from ticdc_conformance.golden.trace import TP, Carried, Trace
@@ -117,10 +117,9 @@ class _Rows:
 
     def txn(self, txn: Transaction, commit_ts: Optional[int]) -> dict:
         """A transaction's row events as TiCDC sends them: a key-changing UPDATE is a DELETE and an
-        INSERT unless output-raw-change-event (the simulator's own split_if_key_changed)."""
+        INSERT unless output-raw-change-event (checks/key_updates.py)."""
         raw = bool(self.options.get("output-raw-change-event"))
-        rows = [self.entry(part) for change in txn.changes for part in split_if_key_changed(change, raw)
-                if part is not None]
+        rows = [self.entry(part) for change in txn.changes for part in delivered_changes(change, raw)]
         return {"kind": "txn", "commit_ts": commit_ts,
                 "rows": [_public(r) for r in sorted(rows, key=lambda r: r["_order"])]}
 
@@ -241,12 +240,12 @@ def _arrival_undetermined(trace: Trace, protocol: str) -> dict[str, str]:
 def value_fidelity(trace: Trace, protocol: str, options: dict) -> dict[str, str]:
     """The column types of the case a consumer cannot read back exactly: type -> level and why
     (the protocol's describe_fidelity, as docs/fidelity.md)."""
-    package = protocol_package(protocol)
+    spec = protocol_spec(protocol)
     out: dict[str, str] = {}
     for event in trace.history:
         if isinstance(event, DDL) and event.table_after is not None:
             for c in event.table_after.columns:
-                level, why = package.describe_fidelity(c.type, options)
+                level, why = spec.describe_fidelity(c.type, options)
                 if level != "exact":
                     out.setdefault(type_label(c.type), f"{level}: {why}")
     return dict(sorted(out.items()))
