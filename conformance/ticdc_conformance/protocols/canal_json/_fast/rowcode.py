@@ -70,9 +70,10 @@ whose pkNames is ["id"], with the TiDB extension, the reader is:
         return [DecodedRow(msg.database, msg.table, 'update', msg.tidb.commitTs, row, before, KEY)]
 
 An unsigned integer column adds the check of its sqlType code against its value (_promotions).
-Only identifiers made here, integer literals the plan computed and the fixed strings above enter
-the source; column names, patterns and readers are bound by name (N0, PLAIN0, READ0...) in its
-namespace, so no column name is ever read as code.
+Only identifiers made here, integer literals the plan computed (codegen.literal) and the fixed
+strings of _TEMPLATE_STRINGS enter the source; column names, patterns and readers are bound by
+name (N0, PLAIN0, READ0...) in its namespace, and protocols/common/codegen.py compiles it after
+checking exactly that, so no column name is ever read as code.
 """
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ from msgspec import UNSET
 from msgspec.structs import astuple
 
 from ticdc_conformance.events import DecodedRow
+from ticdc_conformance.protocols.common.codegen import compile_function, literal
 from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
 from ticdc_conformance.protocols.canal_json.java_type import PROMOTIONS, SQL_TYPE_CODES
 from ticdc_conformance.protocols.canal_json.mysql_type import MySQLType
@@ -95,6 +97,9 @@ EventReader = Callable[[Any], list[DecodedRow]]  # a message Struct (wire.py) ->
 _NULL = "\ud800"
 # The row shapes a plan remembers (the benchmark's tables have about a hundred).
 _SHAPES = 1024
+# The only strings the source of an event reader holds (codegen.compile_function checks it).
+_TEMPLATE_STRINGS = ("DELETE", "INSERT", "UPDATE", "delete", "insert", "update",
+                     "utf-8", "surrogatepass", "latin-1", "ascii")
 
 
 class Decline(Exception):
@@ -130,8 +135,8 @@ def event_reader(types: dict[str, MySQLType], fields: dict[str, str], key: tuple
     columns = [_Column(name, t) for name, t in types.items()]
     env = _namespace(list(types), columns, key)
     source = event_source(columns, _promotions(types, fields), enable_tidb_extension)
-    exec(compile(source, f"<canal-json event reader, {len(columns)} columns>", "exec"), env)
-    return env["event"]
+    return compile_function(source, "event", env, f"<canal-json event reader, {len(columns)} columns>",
+                            _TEMPLATE_STRINGS)
 
 
 def _namespace(names: list[str], columns: list[_Column], key: tuple[str, ...]) -> dict[str, Any]:
@@ -141,7 +146,8 @@ def _namespace(names: list[str], columns: list[_Column], key: tuple[str, ...]) -
     shapes: set[bytes] = set()
     env: dict[str, Any] = {"Decline": Decline, "DecodedRow": DecodedRow, "KEY": key, "UNSET": UNSET,
                            "ASTUPLE": astuple, "B64": b2a_base64, "NULL": _NULL, "JOIN": "\x00".join,
-                           "SHAPES": shapes, "ZERO": DIGITS_AS_ZERO, "PLAIN": _plain_texts(plain, shapes)}
+                           "SHAPES": shapes, "ZERO": DIGITS_AS_ZERO, "PLAIN": _plain_texts(plain, shapes),
+                           "len": len, "int": int}
     for i, (name, column) in enumerate(zip(names, columns)):
         env[f"N{i}"], env[f"READ{i}"] = name, column.read
         if column.pattern is not None:
@@ -157,7 +163,7 @@ def event_source(columns: list[_Column], promotions: list[str], enable_tidb_exte
     lines = ["def event(msg):",
              "    row = msg.data[0]",
              # The decoder admits only the description's columns, so a row of as many holds them all.
-             f"    if len(row) != {len(columns)}:",
+             f"    if len(row) != {literal(len(columns))}:",
              "        raise Decline",
              *(f"    t{i} = row[N{i}]" for i, c in enumerate(columns) if c.kind != "text")]
     if plain:
@@ -207,7 +213,7 @@ def _read_new(i: int, column: _Column) -> list[str]:
     if column.kind == "int":
         low, high = column.bounds
         return [f"    x{i} = t{i} if t{i} is None else int(t{i})",
-                f"    if x{i} is not None and not {low!r} <= x{i} <= {high!r}:",
+                f"    if x{i} is not None and not {literal(low)} <= x{i} <= {literal(high)}:",
                 "        raise Decline",
                 f"    row[N{i}] = x{i}"]
     if column.kind in ("binary", "read"):
@@ -229,7 +235,7 @@ def _read_old(i: int, column: _Column) -> list[str]:
                   f"            if {_unknown_shape(f'o{i}', str(i))}:",
                   "                raise Decline",
                   f"            o{i} = int(o{i})",
-                  f"            if not {low!r} <= o{i} <= {high!r}:",
+                  f"            if not {literal(low)} <= o{i} <= {literal(high)}:",
                   "                raise Decline"]
     else:
         lines += [f"        if o{i} is not None:", f"            o{i} = {_convert(i, column, f'o{i}')}"]
@@ -261,6 +267,7 @@ def _promotions(types: dict[str, MySQLType], fields: dict[str, str]) -> list[str
             code = SQL_TYPE_CODES[t.base]
             field = fields[name]
             assert field.isidentifier() and field.startswith("c")  # wire.field_names: c0, c1...
-            lines += [f"    if msg.sqlType.{field} != ({wider!r} if x{i} is not None and x{i} > {limit!r} else {code!r}):",
+            lines += [f"    if msg.sqlType.{field} != ({literal(wider)} if x{i} is not None and x{i} > {literal(limit)}"
+                      f" else {literal(code)}):",
                       "        raise Decline"]
     return lines

@@ -5,8 +5,10 @@ zipped with the values, a loop over the values to finish), a row spends most of 
 loop machinery; the same steps written out column by column run about a quarter faster on the
 benchmark's rows (`ticdc-conformance bench decode`), the difference between the fast path
 reaching half the speed of a bare parse of the messages or not. So each plan's reader is
-generated from its `ColumnRead`s. Only identifiers made here and the literals True and False
-enter the source; column names, readers, flags and the key are bound by name in its namespace.
+generated from its `ColumnRead`s. Only identifiers made here, the handle flags True and False
+(codegen.literal) and the op names of _TEMPLATE_STRINGS enter the source; column names, readers,
+flags and the key are bound by name in its namespace, and protocols/common/codegen.py compiles it
+after checking exactly that.
 
 For the columns id (BIGINT, a handle), amount (DECIMAL) and payload (VARBINARY, sharing its type
 code with a text column, so its flags are checked by name) the reader is:
@@ -55,10 +57,13 @@ from typing import Any, Callable
 from msgspec import UNSET
 
 from ticdc_conformance.events import DecodedRow
+from ticdc_conformance.protocols.common.codegen import compile_function, literal
 from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
 from ticdc_conformance.protocols.open_protocol.wire import ColumnRead
 
 RowReader = Callable[[Any, bytes, str], DecodedRow]  # (event key, value frame, insert op) -> row
+# The only strings the source of a row reader holds (codegen.compile_function checks it).
+_TEMPLATE_STRINGS = ("delete", "update")
 
 
 class Decline(Exception):
@@ -70,7 +75,7 @@ def row_reader(names: list[str], columns: tuple[ColumnRead, ...], decode: Callab
     """The reader of rows whose value frames `decode` reads and whose images carry `columns`
     under `names`, in that order; `key` is the rows' carried key."""
     env: dict[str, Any] = {"decode": decode, "UNSET": UNSET, "Decline": Decline, "DecodedRow": DecodedRow,
-                           "KEY": key, "NAMES": names, "DIGITS_AS_ZERO": DIGITS_AS_ZERO}
+                           "KEY": key, "NAMES": names, "DIGITS_AS_ZERO": DIGITS_AS_ZERO, "list": list}
     for i, (name, column) in enumerate(zip(names, columns)):
         env[f"N{i}"], env[f"F{i}"], env[f"FINISH{i}"], env[f"SHAPES{i}"] = (
             name, column.flag, column.finish, column.shapes)
@@ -112,8 +117,8 @@ def row_reader(names: list[str], columns: tuple[ColumnRead, ...], decode: Callab
                       f"        s{i} = f{i} if s{i} == r{i} else FINISH{i}(s{i})"]
     old_values = [f"s{i}" for i in range(len(columns))]
     lines.append(f'    return DecodedRow(key.scm, key.tbl, "update", key.ts, image, {_image(old_values)}, KEY)')
-    exec(compile("\n".join(lines), f"<open protocol row reader, {len(columns)} columns>", "exec"), env)
-    return env["row"]
+    return compile_function("\n".join(lines), "row", env, f"<open protocol row reader, {len(columns)} columns>",
+                            _TEMPLATE_STRINGS)
 
 
 def _columns(image: str, prefix: str, columns: tuple[ColumnRead, ...]) -> list[str]:
@@ -125,7 +130,7 @@ def _columns(image: str, prefix: str, columns: tuple[ColumnRead, ...]) -> list[s
         if column.flag is not None:
             checks.append(f"c{i}.f != F{i}")
         if column.handle is not None:
-            checks.append(f"c{i}.h is not {column.handle!r}")
+            checks.append(f"c{i}.h is not {literal(column.handle)}")
     lines = [f"    if list({image}) != NAMES:", "        raise Decline", f"    {unpack} = {image}.values()"]
     if checks:
         lines += [f"    if {' or '.join(checks)}:", "        raise Decline"]

@@ -6,10 +6,11 @@ row's time in that loop machinery. The same steps written out column by column -
 value, an integer read by one call, the dict built in one display, an UPDATE's unchanged old values
 taken from the new image -- cut the decoder's work per benchmark message by about a quarter
 (`ticdc-conformance bench decode`: 0.40x the bare parse before, 0.54-0.58x after). So each plan's
-event function is generated from its columns. Only identifiers made here, integer range literals
-and the column names as repr() literals (repr of a str always reads back as that str, whatever
-quotes, backslashes or keywords it holds) enter the source; the plan's objects are bound by name in
-its namespace.
+event function is generated from its columns. Only identifiers made here, the op names of
+_TEMPLATE_STRINGS, integer range literals and the column names as repr() literals (codegen.literal:
+repr of a str always reads back as that str, whatever quotes, backslashes or keywords it holds)
+enter the source; the plan's objects are bound by name in its namespace, and
+protocols/common/codegen.py compiles it after checking exactly that.
 
 For the columns id (BIGINT), amount (DECIMAL) and payload (VARBINARY) the function is:
 
@@ -73,6 +74,7 @@ import msgspec
 import orjson
 
 from ticdc_conformance.events import DecodedRow
+from ticdc_conformance.protocols.common.codegen import compile_function, literal
 from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
 from ticdc_conformance.protocols.simple._fast.shapes import Check, admit, admit_value
 from ticdc_conformance.protocols.simple._fast.structs import field_name
@@ -81,6 +83,8 @@ from ticdc_conformance.protocols.simple._fast.structs import field_name
 # message whose row images msgspec read, or None to leave the message to the reference path.
 EventFunction = Callable[[Any], Optional[DecodedRow]]
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+# The strings the source of an event function holds besides its column names (codegen.compile_function).
+_TEMPLATE_STRINGS = ("DELETE", "INSERT", "UPDATE", "delete", "insert", "update")
 
 
 class RowParts:
@@ -168,8 +172,8 @@ def event_function(schema: str, table: str, columns: tuple[ColumnCode, ...], sha
         *_construct("update", "after", _image("s", columns)),
     ]
     # The file name tells the tables apart in a profile; it is a name, never source.
-    exec(compile("\n".join(lines), f"<simple json row events of {schema}.{table}>", "exec"), env)
-    return env["event"]
+    return compile_function("\n".join(lines), "event", env, f"<simple json row events of {schema}.{table}>",
+                            (*_TEMPLATE_STRINGS, *(c.name for c in columns)))
 
 
 def _indent(lines: list[str]) -> list[str]:
@@ -252,8 +256,7 @@ def _convert(value: str, i: int, column: ColumnCode) -> list[str]:
         return [f"{value} = {call}"]
     if column.int_range is not None:
         lo, hi = column.int_range
-        assert type(lo) is int and type(hi) is int  # literals in the source: nothing but ints
-        return [f"{value} = int({value})", f"if not {lo!r} <= {value} <= {hi!r}:", "    return None"]
+        return [f"{value} = int({value})", f"if not {literal(lo)} <= {value} <= {literal(hi)}:", "    return None"]
     # rows._json_double: a DOUBLE's text of a checked shape as a finite float (msgspec's lax float is
     # not used: it reads "-0" as 0.0, where float() gives -0.0).
     return [f"{value} = float({value})", f"if not isfinite({value}):", "    return None"]
@@ -264,7 +267,7 @@ def _construct(op: str, after: str, before: str) -> list[str]:
     about as much as reading a small row image: the event's slots are set here directly, from the
     dataclass's own field list, so that a field this function does not know fails the plan's
     construction (KeyError) rather than leaving a slot unset."""
-    values = {"schema": "SCHEMA", "table": "TABLE", "op": repr(op), "commit_ts": "msg.commitTs", "after": after,
+    values = {"schema": "SCHEMA", "table": "TABLE", "op": literal(op), "commit_ts": "msg.commitTs", "after": after,
               "before": before, "key_columns": "KEY", "columns": "NAMES"}
     lines = ["    event = new_row(DecodedRow)"]
     lines += [f"    event.{f.name} = {values[f.name]}" for f in dataclasses.fields(DecodedRow)]
@@ -276,5 +279,5 @@ def _image(prefix: str, columns: tuple[ColumnCode, ...], converted: Optional[str
     items = []
     for i, column in enumerate(columns):
         value = f"{converted}{i}" if converted is not None and column.converted else f"{prefix}{i}"
-        items.append(f"{column.name!r}: {value}")
+        items.append(f"{literal(column.name)}: {value}")
     return "{" + ", ".join(items) + "}"
