@@ -33,6 +33,7 @@ from ticdc_contract.tidb_types import TiDBType, int_type, varchar
 from ticdc_contract.type_catalogue import all_types_matrix
 
 from tests.conftest import SHARED
+from tests.helpers import kafka_record
 
 INTEGRATION_TESTS = SHARED / "reference/ticdc/tests/integration_tests"
 KAFKA_SIMPLE_BASIC = INTEGRATION_TESTS / "kafka_simple_basic/conf/changefeed.toml"
@@ -204,15 +205,11 @@ def _encoder(fmt: str, **kw) -> SimpleEncoder:
     return SimpleEncoder(SimpleEncoderConfig(encoding_format=fmt, **kw), "t", 0)
 
 
-def _record(value: bytes, offset: int) -> KafkaRecord:
-    return KafkaRecord("t", 0, offset, b"", value, 0)
-
-
 def _stream(fmt: str, changes: list[RowChange], **kw) -> list[KafkaRecord]:
     enc = _encoder(fmt, **kw)
     values = [enc.encode(BootstrapEvent(changes[0].table))[0].value]
     values += [enc.encode(RowEvent(c, 1000 + i, 999))[0].value for i, c in enumerate(changes)]
-    return [_record(v, i) for i, v in enumerate(values)]
+    return [kafka_record(v, b"", offset=i) for i, v in enumerate(values)]
 
 
 def _decode(records: list[KafkaRecord], fmt: str, check: bool = True) -> list[DecodedRow]:
@@ -300,7 +297,8 @@ def test_handle_key_only_rows_are_not_checked():
     enc = _encoder("json", row_checksum=True)
     body = json_dml(change, 1000, 1, enc.config.style, only_handle_key=True)
     assert body["handleKeyOnly"] is True and body["checksum"]["current"] == row_checksum(T2, change.after, "UTC")
-    records = [_record(enc.encode(BootstrapEvent(T2))[0].value, 0), _record(orjson.dumps(body), 1)]
+    records = [kafka_record(enc.encode(BootstrapEvent(T2))[0].value, b"", offset=0),
+               kafka_record(body, b"", offset=1)]
     dec = SimpleDecoder({"encoding-format": "json", "integrity-check-level": "correctness",
                          "snapshot-lookup": _Snapshot()})
     rows = [e for r in records for e in dec.decode(r) if isinstance(e, DecodedRow)]

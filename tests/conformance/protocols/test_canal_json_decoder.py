@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import base64
 import copy
-import re
 import struct
+from functools import partial
 
 import cramjam
 import lz4.frame
@@ -24,18 +24,15 @@ from ticdc_conformance.protocols.canal_json import (
     project_value,
 )
 from ticdc_contract.canonical import value_to_json
-from ticdc_contract.record import KafkaRecord
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
+
+from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
 
 TOPIC, PARTITION, OFFSET = "canal-topic", 2, 41
 EXT = {"enable-tidb-extension": True}
 COMMIT_TS = 429918007904436226
 
-
-def record(value, offset: int = OFFSET) -> KafkaRecord:
-    if isinstance(value, dict):
-        value = orjson.dumps(value)
-    return KafkaRecord(TOPIC, PARTITION, offset, None, value, 1639633094670)
+record = partial(kafka_record, topic=TOPIC, partition=PARTITION, offset=OFFSET, timestamp_ms=1639633094670)
 
 
 def decode(value, options=EXT):
@@ -43,14 +40,7 @@ def decode(value, options=EXT):
 
 
 def rejects(value, pattern: str, options=EXT) -> DecodeError:
-    with pytest.raises(DecodeError) as info:
-        decode(value, options)
-    err = info.value
-    assert (err.topic, err.partition, err.offset) == (TOPIC, PARTITION, OFFSET)
-    assert f"{TOPIC}/{PARTITION}@{OFFSET}" in str(err)
-    assert re.search(pattern, err.reason), err.reason
-    assert not err.reason.startswith("unexpected"), err.reason
-    return err
+    return assert_decode_error(new_decoder(options), record(value), pattern, catch_all="unexpected")
 
 
 # --- spec 003's own examples (its "// TiDB extension field" comments removed) ----------------------
@@ -201,7 +191,7 @@ def test_several_rows_in_one_message_decode_in_order():
 
 
 def test_record_key_and_headers_are_not_read():
-    rec = KafkaRecord(TOPIC, PARTITION, OFFSET, b"any key", SPEC_INSERT.encode(), 0, (("h", b"v"),))
+    rec = record(SPEC_INSERT.encode(), b"any key", timestamp_ms=0, headers=(("h", b"v"),))
     assert new_decoder(EXT).decode(rec) == decode(SPEC_INSERT.encode())
 
 
@@ -592,21 +582,11 @@ def test_bad_options_are_a_configuration_error():
 
 # --- fuzz: nothing but DecodeError escapes, and never through the catch-all -------------------------
 
-def _only_decode_errors(decoder, value):
-    try:
-        out = decoder.decode(record(value))
-    except DecodeError as e:
-        assert (e.topic, e.partition, e.offset) == (TOPIC, PARTITION, OFFSET)
-        assert not e.reason.startswith("unexpected"), e.reason
-        return None
-    assert isinstance(out, list)
-    return out
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=300), st.sampled_from(["none", "snappy", "lz4"]))
 def test_arbitrary_bytes_raise_only_decode_error(value, codec):
-    _only_decode_errors(new_decoder(dict(EXT, **{"large-message-handle-compression": codec})), value)
+    decodes_or_decode_error(new_decoder(dict(EXT, **{"large-message-handle-compression": codec})), record(value),
+                            catch_all="unexpected")
 
 
 json_values = st.recursive(
@@ -634,7 +614,7 @@ def test_mutated_messages_raise_only_decode_error(base, parent, key, value, exte
         target[key] = value
     elif isinstance(target, list):
         target.append(value)
-    _only_decode_errors(new_decoder({"enable-tidb-extension": extension}), msg)
+    decodes_or_decode_error(new_decoder({"enable-tidb-extension": extension}), record(msg), catch_all="unexpected")
 
 
 @settings(max_examples=200, deadline=None)

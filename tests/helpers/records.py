@@ -1,0 +1,19 @@
+"""The one Kafka record builder of the tests."""
+
+from typing import Any, Optional
+
+import orjson
+
+from ticdc_contract.record import KafkaRecord
+
+
+def _payload(part: Any) -> Optional[bytes]:
+    return part if part is None or isinstance(part, bytes) else orjson.dumps(part)
+
+
+def kafka_record(value: Any = None, key: Any = None, *, topic: str = "t", partition: int = 0, offset: int = 0,
+                 timestamp_ms: int = 0, headers: tuple[tuple[str, Optional[bytes]], ...] = ()) -> KafkaRecord:
+    """A record as a decoder is handed it. A key or value that is not bytes (a dict, a list) is
+    written as JSON; None stays a missing key or a tombstone. A test module binds its own
+    coordinates with functools.partial."""
+    return KafkaRecord(topic, partition, offset, _payload(key), _payload(value), timestamp_ms, headers)
