@@ -42,6 +42,8 @@ from ticdc_contract.schema_json import table_from_json
 from ticdc_contract.truth import TruthWriter
 from ticdc_contract.tidb_types import TiDBType
 
+from tests.helpers import assert_decode_error, kafka_record
+
 from .test_simple_decoder import SPEC_COLUMNS, SPEC_DELETE, SPEC_INDEXES, SPEC_INSERT, SPEC_UPDATE, avro_bytes
 
 TOPIC, PARTITION, OFFSET = "large-topic", 4, 77
@@ -50,7 +52,8 @@ FILE_NAME = "0a37f081-cfa3-4937-9214-1105c3950be2.json"  # TiCDC claimcheck.NewF
 
 
 def rec(key: Optional[bytes], value: Optional[bytes], offset: int = OFFSET) -> KafkaRecord:
-    return KafkaRecord(TOPIC, PARTITION, offset, key, value, timestamp_ms=0)
+    """Key first, as Open Protocol's (key, value) pairs come."""
+    return kafka_record(value, key, topic=TOPIC, partition=PARTITION, offset=offset)
 
 
 def compress(codec: str, data: bytes) -> bytes:
@@ -67,15 +70,6 @@ def go_claim_check_message(key: Optional[bytes], value: bytes) -> bytes:
     def b64(b: Optional[bytes]) -> Optional[str]:
         return None if b is None else base64.b64encode(b).decode()
     return json.dumps({"key": b64(key), "value": b64(value)}, separators=(",", ":")).encode()
-
-
-def expect_error(decoder, record: KafkaRecord, pattern: str) -> DecodeError:
-    with pytest.raises(DecodeError, match=pattern) as info:
-        decoder.decode(record)
-    err = info.value
-    assert (err.topic, err.partition, err.offset) == (record.topic, record.partition, record.offset)
-    assert f"{record.topic}/{record.partition}@{record.offset}" in str(err)
-    return err
 
 
 class DictLookup:
@@ -255,7 +249,7 @@ def test_open_protocol_claim_check_refuses_a_file_of_another_row(folder):
     (folder / FILE_NAME).write_bytes(go_claim_check_message(key, value))
     placeholder = open_message(open_location_key(f"{OPEN_URI}/{FILE_NAME}"), orjson.dumps({"u": open_cols(3)}))
     dec = protocol_package("open-protocol").new_decoder(cc_options(OPEN_URI, folder))
-    expect_error(dec, rec(*placeholder), r'claim-check file holds a row whose key "ts"')
+    assert_decode_error(dec, rec(*placeholder), r'claim-check file holds a row whose key "ts"')
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -279,7 +273,7 @@ def test_canal_json_claim_check_refuses_a_stored_placeholder(folder):
     nested = canal_message("INSERT", CANAL_ROW, only={"id"}, claimCheckLocation=f"{CANAL_URI}/{FILE_NAME}")
     (folder / FILE_NAME).write_bytes(go_claim_check_message(None, orjson.dumps(nested)))
     dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
-    expect_error(dec, rec(None, orjson.dumps(nested)), r"claim-check file: holds another large-message placeholder")
+    assert_decode_error(dec, rec(None, orjson.dumps(nested)), r"claim-check file: holds another large-message placeholder")
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -322,7 +316,7 @@ def test_simple_claim_check_refuses_a_file_of_another_commit(simple, folder):
                              claimCheckLocation=f"{SIMPLE_URI}/{FILE_NAME}")
     dec = protocol_package("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
     dec.decode(rec(None, simple.bootstrap(), 0))
-    expect_error(dec, rec(None, placeholder, 1), r"claim-check file: holds a DML whose commit_ts")
+    assert_decode_error(dec, rec(None, placeholder, 1), r"claim-check file: holds a DML whose commit_ts")
 
 
 # --- locations that must not be read ---------------------------------------------------------------
@@ -349,7 +343,7 @@ def test_claim_check_locations_outside_the_folder_are_refused(tmp_path, folder, 
     (folder / "sub").mkdir()
     (folder / "sub" / FILE_NAME).write_bytes((tmp_path / "secret.json").read_bytes())
     dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
-    expect_error(dec, _canal_placeholder(location), pattern)
+    assert_decode_error(dec, _canal_placeholder(location), pattern)
 
 
 def test_a_symlink_out_of_the_folder_is_refused(tmp_path, folder):
@@ -357,14 +351,14 @@ def test_a_symlink_out_of_the_folder_is_refused(tmp_path, folder):
     secret.write_bytes(go_claim_check_message(None, orjson.dumps(canal_message("INSERT", CANAL_ROW))))
     (folder / FILE_NAME).symlink_to(secret)
     dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
-    expect_error(dec, _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"), r"resolves outside the claim-check folder")
+    assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"), r"resolves outside the claim-check folder")
 
 
 def test_unreadable_names_are_decode_errors(folder):
     (folder / "loop.json").symlink_to(folder / "loop.json")
     dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
-    expect_error(dec, _canal_placeholder(f"{CANAL_URI}/loop.json"), r"'loop\.json' cannot be read")
-    expect_error(dec, _canal_placeholder(f"{CANAL_URI}/{'a' * 300}.json"), r"cannot be read: File name too long")
+    assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/loop.json"), r"'loop\.json' cannot be read")
+    assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/{'a' * 300}.json"), r"cannot be read: File name too long")
 
 
 def test_a_fifo_is_refused_without_blocking(folder):
@@ -382,19 +376,19 @@ def test_a_fifo_is_refused_without_blocking(folder):
 def test_every_decoder_names_the_record_when_storage_is_missing_or_refused(simple, folder):
     # No folder configured: the placeholder cannot be resolved.
     key, value = open_message(open_location_key(f"{OPEN_URI}/{FILE_NAME}"), orjson.dumps({"u": open_cols(3)}))
-    expect_error(protocol_package("open-protocol").new_decoder({}), rec(key, value),
+    assert_decode_error(protocol_package("open-protocol").new_decoder({}), rec(key, value),
                  r"needs the claim-check storage: decoder option 'claim-check-folder' is not set")
-    expect_error(protocol_package("canal-json").new_decoder(CANAL_EXT), _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"),
+    assert_decode_error(protocol_package("canal-json").new_decoder(CANAL_EXT), _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"),
                  r"needs the claim-check storage")
     dec = protocol_package("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
     dec.decode(rec(None, simple.bootstrap(), 0))
     ts, data, _ = SIMPLE_DMLS["INSERT"]
     for offset, location in enumerate([f"{SIMPLE_URI}/../{FILE_NAME}", f"{SIMPLE_URI}/{FILE_NAME}"], start=1):
         placeholder = simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True, claimCheckLocation=location)
-        expect_error(dec, rec(None, placeholder, offset), r"contains '\.\.'|does not exist")
+        assert_decode_error(dec, rec(None, placeholder, offset), r"contains '\.\.'|does not exist")
     # Open Protocol through a relative escape as well.
     key, value = open_message(open_location_key(f"{OPEN_URI}/../{FILE_NAME}"), orjson.dumps({"u": open_cols(3)}))
-    expect_error(protocol_package("open-protocol").new_decoder(cc_options(OPEN_URI, folder)), rec(key, value),
+    assert_decode_error(protocol_package("open-protocol").new_decoder(cc_options(OPEN_URI, folder)), rec(key, value),
                  r"contains '\.\.'")
 
 
@@ -407,7 +401,7 @@ def test_every_decoder_names_the_record_when_storage_is_missing_or_refused(simpl
 def test_broken_claim_check_files_are_decode_errors(folder, content, pattern):
     (folder / FILE_NAME).write_bytes(content)
     dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
-    expect_error(dec, _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"), pattern)
+    assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"), pattern)
 
 
 def test_a_hostile_compressed_claim_check_value_allocates_nothing_like_its_claim(folder):
@@ -420,7 +414,7 @@ def test_a_hostile_compressed_claim_check_value_allocates_nothing_like_its_claim
         canal_message("INSERT", CANAL_ROW, only={"id"}, claimCheckLocation=f"{CANAL_URI}/{FILE_NAME}"))))
     tracemalloc.start()
     try:
-        expect_error(dec, placeholder, r"snappy: claims 4294967295 bytes")
+        assert_decode_error(dec, placeholder, r"snappy: claims 4294967295 bytes")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -529,14 +523,14 @@ def test_simple_handle_key_only_is_completed(simple, kind):
 
 def test_without_a_lookup_every_handle_key_only_message_is_a_decode_error(simple):
     pattern = r"handle-key-only message needs an upstream snapshot lookup"
-    expect_error(protocol_package("open-protocol").new_decoder({}),
+    assert_decode_error(protocol_package("open-protocol").new_decoder({}),
                  rec(*open_message(open_key(ohk=True), orjson.dumps({"u": open_cols(4)}))), pattern)
-    expect_error(protocol_package("canal-json").new_decoder(CANAL_EXT),
+    assert_decode_error(protocol_package("canal-json").new_decoder(CANAL_EXT),
                  rec(None, orjson.dumps(canal_message("INSERT", CANAL_ROW, only={"id"}, onlyHandleKey=True))), pattern)
     dec = protocol_package("simple").new_decoder({"encoding-format": simple.fmt})
     dec.decode(rec(None, simple.bootstrap(), 0))
     ts, data, _ = SIMPLE_DMLS["INSERT"]
-    expect_error(dec, rec(None, simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True), 1), pattern)
+    assert_decode_error(dec, rec(None, simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True), 1), pattern)
 
 
 class _Unavailable:
@@ -551,7 +545,7 @@ class _Unavailable:
 ])
 def test_a_lookup_that_cannot_complete_the_row_is_a_decode_error(lookup, pattern):
     dec = protocol_package("open-protocol").new_decoder({SNAPSHOT_LOOKUP: lookup})
-    err = expect_error(dec, rec(*open_message(open_key(ohk=True), orjson.dumps({"u": open_cols(4)}))), pattern)
+    err = assert_decode_error(dec, rec(*open_message(open_key(ohk=True), orjson.dumps({"u": open_cols(4)}))), pattern)
     assert not err.reason.startswith("unreadable message")
 
 
@@ -560,7 +554,7 @@ def test_simple_refuses_a_snapshot_row_with_columns_its_schema_does_not_have(sim
     lookup = DictLookup({at({"id": 1}, ts): {"id": 1, "name": "x", "age": 1, "score": 1.0, "extra": 3}})
     dec = protocol_package("simple").new_decoder({"encoding-format": simple.fmt, SNAPSHOT_LOOKUP: lookup})
     dec.decode(rec(None, simple.bootstrap(), 0))
-    expect_error(dec, rec(None, simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True), 1),
+    assert_decode_error(dec, rec(None, simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True), 1),
                  r"has column 'extra', which schema version 447984074911121426 does not")
 
 

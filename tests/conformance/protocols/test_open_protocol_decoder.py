@@ -28,6 +28,7 @@ from ticdc_contract.record import KafkaRecord
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
 
 from tests.conftest import SHARED
+from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
 
 REFERENCE = (SHARED / "reference/tiflow/examples/java/src/test/resources/data")
 TOPIC, PARTITION, OFFSET = "op-topic", 2, 41
@@ -58,7 +59,8 @@ def message(events: list[tuple[Any, Any]], version: int = 1) -> tuple[bytes, byt
 
 
 def record(key: Optional[bytes], value: Optional[bytes]) -> KafkaRecord:
-    return KafkaRecord(TOPIC, PARTITION, OFFSET, key, value, timestamp_ms=0)
+    """An Open Protocol record: a batch of keys and a batch of values, key first as message() returns them."""
+    return kafka_record(value, key, topic=TOPIC, partition=PARTITION, offset=OFFSET)
 
 
 def decode(key: Optional[bytes], value: Optional[bytes], **options: Any) -> list:
@@ -493,13 +495,7 @@ MALFORMED = {
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_malformed_input_raises_decode_error_with_coordinates(name):
-    key, value = MALFORMED[name]
-    with pytest.raises(DecodeError) as caught:
-        decode(key, value)
-    err = caught.value
-    assert (err.topic, err.partition, err.offset) == (TOPIC, PARTITION, OFFSET)
-    assert f"{TOPIC}/{PARTITION}@{OFFSET}" in str(err)
-    assert not err.reason.startswith("unreadable message"), err.reason  # a named check caught it
+    assert_decode_error(new_decoder({}), record(*MALFORMED[name]), catch_all="unreadable message")
 
 
 def test_hostile_lengths_do_not_allocate():
@@ -530,10 +526,7 @@ def test_error_names_the_failing_event_and_column():
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.none(), st.binary(max_size=64)), st.one_of(st.none(), st.binary(max_size=64)))
 def test_arbitrary_bytes_only_ever_raise_decode_error(key, value):
-    try:
-        decode(key, value)
-    except DecodeError:
-        pass
+    decodes_or_decode_error(new_decoder({}), record(key, value))
 
 
 _json_leaf = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
@@ -548,21 +541,14 @@ _column = st.fixed_dictionaries({"t": st.sampled_from([1, 3, 4, 6, 8, 12, 15, 16
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.text(max_size=4), _column, max_size=3), st.sampled_from(["u", "d", "p"]), _json_any)
 def test_arbitrary_row_json_only_ever_raises_decode_error(columns, section, extra):
-    key, value = message([(row_key(), {section: columns, "x": extra})])
-    try:
-        events = decode(key, value)
-    except DecodeError:
-        return
-    assert len(events) == 1 and isinstance(events[0], DecodedRow)
+    events = decodes_or_decode_error(new_decoder({}), record(*message([(row_key(), {section: columns, "x": extra})])))
+    assert events is None or (len(events) == 1 and isinstance(events[0], DecodedRow))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.binary(max_size=24), max_size=4), st.lists(st.binary(max_size=24), max_size=4))
 def test_arbitrary_frames_only_ever_raise_decode_error(key_frames, value_frames):
-    try:
-        decode((1).to_bytes(8, "big") + frames(key_frames), frames(value_frames))
-    except DecodeError:
-        pass
+    decodes_or_decode_error(new_decoder({}), record((1).to_bytes(8, "big") + frames(key_frames), frames(value_frames)))
 
 
 # --- fidelity: project_value agrees with the decoder ------------------------------------------

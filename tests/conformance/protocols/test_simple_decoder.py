@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 
 import cramjam
 import fastavro
@@ -26,6 +27,7 @@ from ticdc_contract.record import KafkaRecord
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
 
 from tests.conftest import SHARED
+from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
 
 REFERENCE_SCHEMA = fastavro.parse_schema(json.loads(
     (SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json").read_text()))
@@ -35,7 +37,7 @@ PARTITION = 2
 
 
 def rec(value: bytes | None, offset: int = 0) -> KafkaRecord:
-    return KafkaRecord(topic=TOPIC, partition=PARTITION, offset=offset, key=None, value=value, timestamp_ms=0)
+    return kafka_record(value, topic=TOPIC, partition=PARTITION, offset=offset)
 
 
 def jdump(obj: dict) -> bytes:
@@ -633,19 +635,10 @@ def test_snappy_and_lz4_messages_decode(codec, stream):
     assert [dec.decode(rec(compress(v), i)) for i, v in enumerate(plain)] == expected
     assert expected[1][0].after == canonical(SMOKE_ROWS[0])
     # An uncompressed or corrupt value is refused as a DecodeError, not read as a message.
-    _expect_decode_error(dec, b"\xff\xff\xff\xff\x0f" + b"x" * 20, match=codec)
+    assert_decode_error(dec, rec(b"\xff\xff\xff\xff\x0f" + b"x" * 20, 123), codec)
 
 
 # --- malformed input --------------------------------------------------------------------------------
-def _expect_decode_error(dec, value, offset=123, match=None):
-    with pytest.raises(DecodeError) as e:
-        dec.decode(rec(value, offset))
-    assert (e.value.topic, e.value.partition, e.value.offset) == (TOPIC, PARTITION, offset)
-    assert f"{TOPIC}/{PARTITION}@{offset}" in str(e.value)
-    if match:
-        assert match in e.value.reason, e.value.reason
-
-
 def _with(base: dict, **changes) -> bytes:
     m = json.loads(json.dumps(base))
     for k, v in changes.items():
@@ -693,7 +686,7 @@ JSON_MALFORMED = {
 @pytest.mark.parametrize("case", sorted(JSON_MALFORMED))
 def test_malformed_json_messages(case):
     value, match = JSON_MALFORMED[case]
-    _expect_decode_error(new_decoder({}), value, match=match)
+    assert_decode_error(new_decoder({}), rec(value, 123), re.escape(match))
 
 
 BAD_VALUES = {
@@ -735,7 +728,7 @@ def test_column_outside_the_schema_is_rejected(stream):
     dec = new_decoder({"encoding-format": stream.fmt})
     dec.decode(rec(stream.bootstrap(SMOKE_COLUMNS[:1], [pk("id")]), 0))
     one = "1" if stream.fmt == "json" else 1
-    _expect_decode_error(dec, stream.dml("INSERT", data={"id": one, "ghost": one}), match="ghost")
+    assert_decode_error(dec, rec(stream.dml("INSERT", data={"id": one, "ghost": one}), 123), "ghost")
 
 
 AVRO_BAD_VALUES = {
@@ -803,19 +796,19 @@ AVRO_MALFORMED = {
 @pytest.mark.parametrize("case", sorted(AVRO_MALFORMED))
 def test_malformed_avro_messages(case):
     value, match = AVRO_MALFORMED[case]
-    _expect_decode_error(new_decoder({"encoding-format": "avro"}), value, match=match)
+    assert_decode_error(new_decoder({"encoding-format": "avro"}), rec(value, 123), re.escape(match))
 
 
 def test_every_truncation_of_an_avro_message_is_a_decode_error():
     raw = _avro_dml()
     for n in range(len(raw)):
-        _expect_decode_error(new_decoder({"encoding-format": "avro"}), raw[:n], offset=n)
+        assert_decode_error(new_decoder({"encoding-format": "avro"}), rec(raw[:n], n))
 
 
 def test_every_truncation_of_a_json_message_is_a_decode_error():
     raw = jdump(SPEC_DDL)
     for n in range(len(raw)):
-        _expect_decode_error(new_decoder({}), raw[:n], offset=n)
+        assert_decode_error(new_decoder({}), rec(raw[:n], n))
 
 
 def test_avro_row_values_need_the_schema_like_json():
@@ -836,11 +829,7 @@ def _primed(fmt: str) -> SimpleDecoder:
 @settings(max_examples=300, deadline=None)
 @given(data=st.binary(max_size=200), fmt=st.sampled_from(["json", "avro"]))
 def test_arbitrary_bytes_only_ever_raise_decode_error(data, fmt):
-    dec = _primed(fmt)
-    try:
-        dec.decode(rec(data, 5))
-    except DecodeError as e:
-        assert e.offset == 5
+    decodes_or_decode_error(_primed(fmt), rec(data, 5))
 
 
 VALID_FOR_MUTATION = {
@@ -858,12 +847,8 @@ def test_mutated_messages_decode_or_raise_decode_error(fmt, pos, byte, cut):
     raw[pos] = byte
     if cut:
         raw = raw[: pos + 1]
-    dec = _primed(fmt)
-    try:
-        for ev in dec.decode(rec(bytes(raw), 9)):
-            assert isinstance(ev, (DecodedRow, DecodedWatermark, DecodedBootstrap, DecodedDDL))
-    except DecodeError as e:
-        assert e.offset == 9
+    for ev in decodes_or_decode_error(_primed(fmt), rec(bytes(raw), 9)) or []:
+        assert isinstance(ev, (DecodedRow, DecodedWatermark, DecodedBootstrap, DecodedDDL))
 
 
 # --- fidelity -----------------------------------------------------------------------------------------
