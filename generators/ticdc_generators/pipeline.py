@@ -10,9 +10,9 @@ from ticdc_contract.record_files import RecordFileWriter
 from ticdc_contract.truth import TruthWriter
 
 from .scenarios import get_scenario
+from .simulator import SinkSimulator
 from .sink.claim_check import ClaimCheckStorage
 from .sink.config import SinkConfig
-from .sink.simulator import SinkSimulator
 
 MANIFEST_FORMAT = "ticdc-conformance/records-v1"
 GENERATOR_VERSION = "0.1.0"

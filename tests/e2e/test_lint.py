@@ -22,7 +22,7 @@ from ticdc_conformance.lint.settings import make_settings
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
 from ticdc_contract.record_files import iter_record_files, records_to_table
-from ticdc_generators.sink.simulator import SinkSimulator
+from ticdc_generators.simulator import SinkSimulator
 
 SCENARIO_NAMES = sorted(SCENARIOS)
 # The scenarios that take long enough to keep out of the quick runs; `large` at a small size.

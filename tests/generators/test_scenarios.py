@@ -7,7 +7,7 @@ import pytest
 from ticdc_contract.model import DDL, DDLType, Op, Transaction
 from ticdc_generators.pipeline import config_for, encoding_names
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
-from ticdc_generators.sink.simulator import SinkSimulator
+from ticdc_generators.simulator import SinkSimulator
 from ticdc_contract.state import replay
 from ticdc_generators.values import domain_for
 

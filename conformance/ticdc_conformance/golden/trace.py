@@ -17,7 +17,7 @@ from ticdc_contract.model import DDL, RowChange, Transaction
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import DDLEvent, RowEvent, SinkEvent, WatermarkEvent
-from ticdc_generators.sink.simulator import SinkSimulator
+from ticdc_generators.simulator import SinkSimulator
 from ticdc_contract.truth import TruthWriter
 
 from ticdc_conformance.golden.cap import capped_history

@@ -29,7 +29,7 @@ from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
 from ticdc_contract.record_files import records_to_table
-from ticdc_generators.sink.simulator import SinkSimulator
+from ticdc_generators.simulator import SinkSimulator
 
 # Open Protocol with one event per message, so a record is one event to move or corrupt.
 ONE_EVENT = {"max_batch_size": 1}

@@ -23,7 +23,7 @@ from ticdc_conformance.protocols.open_protocol.framing import read_events
 from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
-from ticdc_generators.sink.simulator import SinkSimulator
+from ticdc_generators.simulator import SinkSimulator
 
 from .test_open_protocol_decoder import message, record, row_key
 

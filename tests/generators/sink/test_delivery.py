@@ -19,7 +19,7 @@ from ticdc_generators.sink.config import SIMULATOR_SETTINGS, DispatchRule, SinkC
 from ticdc_generators.sink.delivery import DML_EVENT_MAX_ROWS, InterleaveWindow, table_pieces
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, WatermarkEvent
 from ticdc_generators.sink.failover import FailoverSchedule
-from ticdc_generators.sink.simulator import SinkSimulator, split_if_key_changed
+from ticdc_generators.simulator import SinkSimulator, split_if_key_changed
 from ticdc_contract.state import replay
 from ticdc_contract.tso import compose
 from ticdc_contract.tidb_types import int_type, varchar

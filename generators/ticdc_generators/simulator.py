@@ -1,7 +1,10 @@
 """The TiCDC Kafka sink simulator: upstream history in, Kafka records out, streaming.
 
+It runs the sink (sink/: config, dispatch, column selection, delivery, failover) with the
+protocol's encoder (protocols/); it sits above both, so the encoders, which read the sink's
+config and events, never import it back.
 What it decides (and where TiCDC decides the same):
-- row dispatch by the partition dispatcher (dispatch.py); several changes to one row in one
+- row dispatch by the partition dispatcher (sink/dispatch.py); several changes to one row in one
   transaction arrive already collapsed (model.RowChange);
 - updates that change the handle key are split into DELETE + INSERT unless
   `output-raw-change-event`; the DELETE stays in place and the INSERTs follow at the end of the
@@ -18,9 +21,9 @@ What it decides (and where TiCDC decides the same):
   see `_maybe_bootstrap`); with `send-all-bootstrap-at-start`, also every existing table's at
   each changefeed (re)start (see `_bootstrap_all`);
 - with `interleave_tables`, rows of different tables interleave between checkpoints as TiCDC's
-  per-table dispatchers let them (delivery.py);
+  per-table dispatchers let them (sink/delivery.py);
 - with `failovers`, the changefeed restarts from an earlier checkpoint and sends everything
-  above it again (failover.py, `_failover`).
+  above it again (sink/failover.py, `_failover`).
 Offsets are contiguous per partition; the Kafka timestamp is the physical part of the event's TSO.
 """
 from __future__ import annotations
@@ -30,17 +33,17 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Optional
 
-from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import DDL, ROWID, Op, RowChange, TableSchema, Transaction
-from ..protocols import EncoderModule, PartitionEncoder, encoder_module
+from ticdc_contract.record import KafkaRecord
 from ticdc_contract.tso import physical_ms
-from .column_selector import dispatch_row, select_columns
-from .config import SinkConfig
-from .delivery import InterleaveWindow, table_pieces
-from .dispatch import Router
-from .failover import FailoverSchedule, ReplayLog, Restart
-from .events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
 
+from .protocols import EncoderModule, PartitionEncoder, encoder_module
+from .sink.column_selector import dispatch_row, select_columns
+from .sink.config import SinkConfig
+from .sink.delivery import InterleaveWindow, table_pieces
+from .sink.dispatch import Router
+from .sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
+from .sink.failover import FailoverSchedule, ReplayLog, Restart
 
 _INACTIVE_MS = 30 * 60 * 1000  # TiCDC bootstraper.go defaultMaxInactiveDuration
 
@@ -212,7 +215,7 @@ class SinkSimulator:
 
     def _transaction(self, txn: Transaction) -> Iterator[KafkaRecord]:
         if self._window is not None:
-            # Held until the window closes; there the rows go per table (delivery.py), each
+            # Held until the window closes; there the rows go per table (sink/delivery.py), each
             # table's key-changing inserts after that table's other rows of the transaction.
             self._window.add(table_pieces(txn, lambda c: split_if_key_changed(c, self.config.output_raw_change_event)))
             self._last_ts = txn.commit_ts
