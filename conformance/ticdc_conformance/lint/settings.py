@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from ticdc_generators.sink.table_filter import TableFilter
+from ticdc_contract.table_filter import TableFilter
 
 from ticdc_conformance.protocols.common.claim_check import claim_check_options
 from .seen import DEFAULT_CAPACITY, DEFAULT_HORIZON

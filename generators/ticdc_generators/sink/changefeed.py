@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlparse
 
 from .config import PARTITION_DISPATCHERS, ColumnSelector, DispatchRule, SinkConfig
 from .option_types import OptionTypeError, checked_toml_value, go_bool, parsed_uri_value
-from .table_filter import FilterRuleError, TableFilter
+from ticdc_contract.table_filter import FilterRuleError, TableFilter
 
 NO_EFFECT = "no effect on Kafka output"
 NOT_SIMULATED = "not simulated"

@@ -2,7 +2,7 @@
 
 Behaviour follows TiCDC downstreamadapter/sink/columnselector/column_selector.go (new TiCDC) and
 cdc/sink/dmlsink/mq/transformer/columnselector/column_selector.go (classic tiflow):
-- a selector is a table matcher and a column filter, both TiDB table-filter rules (table_filter.py);
+- a selector is a table matcher and a column filter, both TiDB table-filter rules (ticdc_contract/table_filter.py);
   tables match case-insensitively unless the changefeed sets `case-sensitive = true`, columns
   always case-insensitively;
 - the first selector whose matcher accepts the table decides; a table no selector matches keeps

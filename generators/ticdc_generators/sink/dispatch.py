@@ -16,7 +16,7 @@ from typing import Any, Optional
 from ..errors import ChangefeedFailure
 from ticdc_contract.model import Row, TableSchema
 from .config import DispatchRule, SinkConfig
-from .table_filter import TableFilter
+from ticdc_contract.table_filter import TableFilter
 
 
 class DispatchFailure(ChangefeedFailure, ValueError):

@@ -1,5 +1,5 @@
 """The rules of `sink.column-selectors`, parsed: which tables a selector matches and which columns
-it keeps (TiDB table-filter rules, table_filter.py).
+it keeps (TiDB table-filter rules, ticdc_contract/table_filter.py).
 
 This is the part of column selection the sink config itself needs, to refuse rules that do not
 parse when the changefeed is created; what a selection does to a table's rows is in
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
-from .table_filter import ColumnFilter, FilterRuleError, TableFilter
+from ticdc_contract.table_filter import ColumnFilter, FilterRuleError, TableFilter
 
 # The RFC code TiCDC's error carries (pkg/errors/error.go), so a message can be searched for.
 _RULE_INVALID = "[CDC:ErrFilterRuleInvalid]"

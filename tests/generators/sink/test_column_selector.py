@@ -21,7 +21,7 @@ from ticdc_generators.sink.column_selector import (ColumnSelectorError, ColumnSe
                                                    dispatch_row, select_columns)
 from ticdc_generators.sink.config import ColumnSelector, DispatchRule, SinkConfig
 from ticdc_generators.simulator import SinkSimulator
-from ticdc_generators.sink.table_filter import ColumnFilter, FilterRuleError, TableFilter
+from ticdc_contract.table_filter import ColumnFilter, FilterRuleError, TableFilter
 from ticdc_contract.tso import compose
 from ticdc_contract.tidb_types import int_type, varchar
 

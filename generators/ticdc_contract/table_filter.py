@@ -1,5 +1,10 @@
 """TiDB's table-filter rules, as TiCDC reads `matcher` and `columns` lists.
 
+Part of the contract because both sides read a changefeed's configuration through them: the
+simulator routes and selects with them, the decode side learns from them which dispatcher and
+which column selector covers a table. They are the changefeed's configuration language, not a
+protocol's encoding, so one reading of them serves both.
+
 Behaviour follows TiDB pkg/util/table-filter (parser.go, matchers.go, table_filter.go,
 column_filter.go), which TiCDC's column selectors and dispatchers use:
 - a rule is `schema.table` (tables) or `column` (columns); a leading `!` makes it exclude,
