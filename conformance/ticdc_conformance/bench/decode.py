@@ -27,7 +27,7 @@ from ticdc_contract.avro_schema import MESSAGE_SCHEMA
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.record_files import ROW_GROUP_RECORDS, records_from_batch
 
-from ..protocols import protocol_package
+from ..protocols import protocol
 from .inputs import SCENARIO, Inputs, cached_inputs
 
 TARGET_RATIO = 0.5  # a decoder should run at least at half the speed of the bare parse
@@ -94,7 +94,7 @@ class _Decoders:
     """One decoder per topic-partition, as the consumers keep them."""
 
     def __init__(self, manifest: dict) -> None:
-        self.package = protocol_package(manifest["protocol"])
+        self.protocol = protocol(manifest["protocol"])
         self.options = manifest["sink"]
         self.by_partition: dict[tuple[str, int], object] = {}
         self.events = 0
@@ -104,7 +104,7 @@ class _Decoders:
             tp = (r.topic, r.partition)
             dec = self.by_partition.get(tp)
             if dec is None:
-                dec = self.by_partition[tp] = self.package.new_decoder(self.options)
+                dec = self.by_partition[tp] = self.protocol.new_decoder(self.options)
             self.events += len(dec.decode(r))
 
 

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import importlib
 import shlex
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable, Optional
 
 import orjson
@@ -32,7 +30,7 @@ from ticdc_contract.schema_json import table_from_json
 from ticdc_contract.tidb_types import TiDBType
 
 from ..folders import case_folder, recreate
-from ..protocols import protocol_package
+from ..protocols import ProtocolSpec, protocol
 from ..rules.catalogue import default_catalogue
 from ticdc_conformance.findings.finding import Finding, RunContext, row_diff
 from .locate import decoded_rows
@@ -64,18 +62,10 @@ class SchemaTimeline:
         return versions[i - 1][1] if i else None
 
 
-def fidelity_module(protocol: str) -> ModuleType:
-    """protocols/<p>/fidelity.py: projection, lowering and the rules a type's mapping follows."""
-    return importlib.import_module(f"{protocol_package(protocol).__name__}.fidelity")
-
-
-def lowering(protocol: str, options: dict) -> Lowering:
+def lowering(name: str, options: dict) -> Lowering:
     """One encoding's lowering of a column value to its fidelity."""
-    pkg = fidelity_module(protocol)
-    by_column = getattr(pkg, "lower_column", None)
-    if by_column is not None:
-        return lambda column, value: by_column(column, value, options)
-    return lambda column, value: pkg.lower_value(column.type, value, options)
+    lower = protocol(name).lower_column
+    return lambda column, value: lower(column, value, options)
 
 
 @dataclass
@@ -128,7 +118,7 @@ class CrossCheck:
         first = next(iter(cases.values()))[0]
         self.timeline = SchemaTimeline(first / "truth")
         self.lowerings = {enc: lowering(m["protocol"], m["sink"]) for enc, (_, m) in cases.items()}
-        self.rules = {enc: fidelity_module(m["protocol"]) for enc, (_, m) in cases.items()}
+        self.rules: dict[str, ProtocolSpec] = {enc: protocol(m["protocol"]) for enc, (_, m) in cases.items()}
         self.catalogue = default_catalogue()
         self.verdict = CrossVerdict(scenario, seed, self.encodings, time_zone)
 
@@ -189,14 +179,14 @@ class CrossCheck:
     def _type_rules(self, table: Optional[TableSchema], columns: list[str], encs: list[str]) -> str:
         types = {c.name: c.type for c in table.columns} if table is not None else {}
         rules = [self._type_rule(e, types[c]) for e in encs for c in columns if c in types]
-        rules = rules or [self.rules[e].ROW_RULE for e in encs]
+        rules = rules or [self.rules[e].row_rule for e in encs]
         return " / ".join(dict.fromkeys(rules))
 
     def _type_rule(self, enc: str, t: TiDBType) -> str:
         # A protocol's type rule may hold for one of its encodings only (Simple's mysqlType table
         # gives Avro types): the other encodings answer to the protocol's row rule.
         rule = self.rules[enc].type_rule(t)
-        return rule if enc in self.catalogue.get(rule).protocols else self.rules[enc].ROW_RULE
+        return rule if enc in self.catalogue.get(rule).protocols else self.rules[enc].row_rule
 
     def _finding(self, ident: tuple, table: Optional[TableSchema], message: str, expected: Optional[dict],
                  actual: Optional[dict], records: dict[str, list[str]], blamed: list[str],
@@ -207,7 +197,7 @@ class CrossCheck:
         image = expected or actual or {}
         key = [image.get(k) for k in keys] if keys else None
         rule = (self._type_rules(table, columns, blamed) if columns
-                else " / ".join(dict.fromkeys(self.rules[b].ROW_RULE for b in blamed)))
+                else " / ".join(dict.fromkeys(self.rules[b].row_rule for b in blamed)))
         diff = row_diff(expected, actual) if expected is not None and actual is not None else {}
         return Finding(rule, name, key, f"{op}: {message}", diff, commit_ts=ts,
                        record="; ".join(f"{enc} {where[0]}" for enc, where in records.items()),

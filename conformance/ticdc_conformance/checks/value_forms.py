@@ -25,19 +25,17 @@ is not the member upstream holds, a fractional number for an integer, a number f
 """
 from __future__ import annotations
 
-import importlib
 import math
 import re
 from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
-from types import ModuleType
 from typing import Any, Callable, Iterable, Optional
 
 from ticdc_contract.canonical import key_order_token, row_to_json, value_from_json
 from ticdc_contract.model import Column, TableSchema
 from ticdc_contract.tidb_types import TiDBType
 
-from ..protocols import protocol_package
+from ..protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.wire import is_json_int
 
 NOT = object()  # not a spelling of the form asked for
@@ -187,19 +185,15 @@ def _common_forms(t: TiDBType) -> dict[str, str]:
     return {}
 
 
-def fidelity_module(protocol: str) -> ModuleType:
-    return importlib.import_module(protocol_package(protocol).__name__ + ".fidelity")
-
-
 def accepted_forms(t: TiDBType, protocol: str, options: dict) -> dict[str, str]:
     """Form id -> why, for the upstream-value forms a consumer of this protocol may write for `t`
     (the protocol's own reasons replace the common ones for the same form)."""
-    return {**_common_forms(t), **dict(fidelity_module(protocol).accepted_forms(t, options))}
+    return {**_common_forms(t), **dict(protocol_spec(protocol).accepted_forms(t, options))}
 
 
 def carried_number(t: TiDBType, protocol: str, options: dict) -> Optional[str]:
     """"integer" or "float" when the protocol carries `t` as a JSON number, else None."""
-    return fidelity_module(protocol).carried_number(t, options)
+    return protocol_spec(protocol).carried_number(t, options)
 
 
 # --- one column -------------------------------------------------------------------------------
@@ -261,19 +255,19 @@ def _same(t: TiDBType, exact: Any, upstream: Any) -> bool:
 
 
 def column_forms(column: Column, protocol: str, options: dict) -> ColumnForms:
-    pkg, fidelity = protocol_package(protocol), fidelity_module(protocol)
+    spec = protocol_spec(protocol)
     t = column.type
-    by_column = getattr(pkg, "project_column", None)
+    by_column = spec.project_column
     if by_column is not None:
         def project(v: Any) -> Any:
             return by_column(column, v, options)
     else:
         def project(v: Any) -> Any:
-            return pkg.project_value(t, v, options)
-    shape = getattr(fidelity, "number_form", None)
+            return spec.project_value(t, v, options)
+    shape = spec.number_form
     number_form = (lambda x: shape(t, x, options)) if shape is not None else float
     forms = tuple(FORMS[f] for f in accepted_forms(t, protocol, options))
-    unwrap = getattr(fidelity, "carried_as_upstream", None)
+    unwrap = spec.carried_as_upstream
     back = (lambda v: unwrap(t, v, options)) if unwrap is not None else (lambda v: v)
     return ColumnForms(column, carried_number(t, protocol, options), number_form, forms, project, back)
 
@@ -361,7 +355,7 @@ class StateForms:
 
     def __init__(self, truth: Any, protocol: str, options: dict) -> None:
         self.truth, self.protocol, self.options = truth, protocol, options
-        self._fidelity = fidelity_module(protocol)
+        self._spec = protocol_spec(protocol)
         self._cache: dict[tuple[str, str], tuple[TableSchema, RowForms, bool]] = {}
 
     def _forms(self, name: tuple[str, str]) -> Optional[tuple[RowForms, bool]]:
@@ -372,7 +366,7 @@ class StateForms:
         if hit is None or hit[0] is not schema:
             forms = RowForms(self.truth.view(name), self.protocol, self.options)
             exact_key = bool(forms.handle) and all(
-                self._fidelity.describe_fidelity(forms.table.column(c).type, self.options)[0] == "exact"
+                self._spec.describe_fidelity(forms.table.column(c).type, self.options)[0] == "exact"
                 for c in forms.handle)
             hit = self._cache[name] = (schema, forms, exact_key)
         return hit[1], hit[2]

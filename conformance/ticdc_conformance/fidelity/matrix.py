@@ -25,7 +25,7 @@ from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.values import SETTINGS, domain_for
 
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol
 from ticdc_conformance.checks import value_forms
 from ticdc_conformance.fidelity.roundtrip import canonical, same_value
 
@@ -134,7 +134,7 @@ class Cell:
 
 
 def describe(t: TiDBType, col: MatrixColumn) -> tuple[str, str]:
-    level, why = protocol_package(col.protocol).describe_fidelity(t, col.options())
+    level, why = protocol(col.protocol).describe_fidelity(t, col.options())
     if level not in LEVELS:
         raise ValueError(f"{col.name} describes {t.sql()} as {level!r}, not one of {', '.join(LEVELS)}")
     return level, why
@@ -144,13 +144,13 @@ def lossy_example(t: TiDBType, col: MatrixColumn) -> Optional[dict]:
     """An edge value (in the zones of `zones_for`) the projection changes: one whose JSON type
     survives when there is one (a changed value tells more than a changed representation), else
     the one with the most characters (a DECIMAL with all its digits rather than '0')."""
-    package = protocol_package(col.protocol)
+    spec = protocol(col.protocol)
     changed = []
     for zone in zones_for(t):
         options = col.options(zone)
         for v in edge_values(t, zone):
             value = canonical(t, v)
-            read = package.project_value(t, value, options)
+            read = spec.project_value(t, value, options)
             if not same_value(read, value):
                 changed.append({"value": value, "read": read, "time_zone": zone})
     if not changed:

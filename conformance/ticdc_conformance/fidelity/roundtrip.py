@@ -21,7 +21,7 @@ from ticdc_generators.sink.events import BootstrapEvent, RowEvent
 from ticdc_contract.tidb_types import TiDBType
 
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol
 
 # A fixed commit ts (2026-01-01 in TSO form): the values, not the clock, are under test.
 BASE_TS = 1_767_225_600_000 << 18
@@ -55,10 +55,10 @@ def round_trip(config: SinkConfig, t: TiDBType, values: Iterable[Any]) -> list[A
     """What the reference decoder reads back for each value (canonical Python form in, canonical
     JSON form out), ABSENT where the decoded row lacks the column."""
     module = encoder_module(config.protocol)
-    package = protocol_package(config.protocol)
+    spec = protocol(config.protocol)
     table = probe_table(t)
     encoder = module.new_encoder(config, TOPIC, 0)
-    decoder = package.new_decoder(config.ticdc_options())
+    decoder = spec.new_decoder(config.ticdc_options())
     pending = encoder.encode(BootstrapEvent(table)) if module.uses_bootstrap else []
     offset = 0
     out = []

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ..protocols.common.lint import DECODE_RULES
+
 REPLAY_RULE = "KAFKA-DELIVERY-1"  # at-least-once: re-sent events and fallen-back watermarks
 
 
@@ -66,8 +68,6 @@ WATERMARK_RULES = ("OPEN-WATERMARK-1", "OPEN-WATERMARK-2", "OPEN-WATERMARK-4", "
 DISPATCH_RULES = ("OPEN-DISPATCH-1", "OPEN-DISPATCH-2", "SIMPLE-DISPATCH-1")
 BROADCAST_RULES = ("OPEN-BROADCAST-1", "OPEN-BROADCAST-2", "OPEN-BROADCAST-3", "DBZ-BROADCAST-1",
                    "SIMPLE-BROADCAST-1", "SIMPLE-BROADCAST-2", "CANAL-DISPATCH-1")
-DECODE_RULES = ("OPEN-FRAMING-1", "CANAL-EVENTS-1", "DBZ-MESSAGE-1", "DBZ-MESSAGE-2", "DBZ-MESSAGE-3",
-                "SIMPLE-FORMAT-1")
 
 
 def stream_rules(protocol: str) -> StreamRules:

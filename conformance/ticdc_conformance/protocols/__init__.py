@@ -1,39 +1,42 @@
 """Reference decoders, one package per protocol, pure Python (no Spark needed).
 
-Each package exports `new_decoder(options) -> Decoder` and `project_value(type, value, options)`
-(the protocol's fidelity projection of a ground-truth value). A Decoder is stateful per
-topic-partition (Simple keeps a schema cache) and is fed that partition's records in offset order.
+Each package `protocols/<p>/` holds the same files for the same roles (options, wire, message,
+values, decoder, fidelity, lint, a private _fast/) and exposes one `PROTOCOL`, a
+`common.interface.ProtocolSpec`: its decoder, value and event fidelity, and lint rules.
+`protocol(name)` is the one way to reach them by the contract's protocol name.
 Options are TiCDC's sink options by TiCDC's names, plus `claim-check-folder` and `snapshot-lookup`
-for large messages (large_message.py).
-What several decoders do alike lives beside the packages: common (failure signal, JSON, options),
-compression, claim_check and large_message (large-message handling), floats and enum_set (fidelity
-projections).
+for large messages (common/large_message.py).
+What several decoders do alike lives in common/ (failure signal, JSON, options, compression,
+large messages, fidelity projections shared by several protocols).
 """
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
-from typing import Protocol
 
-from ticdc_contract.record import KafkaRecord
+from ticdc_contract.protocols import PROTOCOLS, package_name
 
-from ..events import DecodedEvent
+from .common.interface import Decoder, ProtocolSpec, Read
 
+__all__ = ["Decoder", "ProtocolSpec", "Read", "PROTOCOL_NAMES", "protocol"]
 
-class Decoder(Protocol):
-    def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
-        """All events of one record (a batch frame may hold several); raises DecodeError."""
-
-
-_PACKAGES = {
-    "open-protocol": "open_protocol",
-    "canal-json": "canal_json",
-    "debezium": "debezium",
-    "simple": "simple",
-}
+# Contract protocol name -> the package that implements it; each package is imported only when
+# asked for (a Debezium run never loads the Avro reader of Simple).
+_PACKAGES: dict[str, str] = {name: package_name(name) for name in PROTOCOLS}
+PROTOCOL_NAMES: tuple[str, ...] = tuple(_PACKAGES)
 
 
-def protocol_package(protocol: str) -> ModuleType:
+def protocol(name: str) -> ProtocolSpec:
+    """The decode-side implementation of the protocol `name` (e.g. "canal-json")."""
+    try:
+        package = _PACKAGES[name]
+    except KeyError:
+        raise ValueError(f"unknown protocol {name!r}; expected one of {', '.join(_PACKAGES)}") from None
+    spec: ProtocolSpec = importlib.import_module(f"{__name__}.{package}").PROTOCOL
+    return spec
+
+
+def protocol_package(protocol: str):  # type: ignore[no-untyped-def]
+    """The package of `protocol`; kept only while callers move to `protocol(name)`."""
     try:
         pkg = _PACKAGES[protocol]
     except KeyError:

@@ -64,6 +64,10 @@ def load_checks(registry: CheckRegistry = REGISTRY, packages: Iterable[str] = CH
         package = importlib.import_module(name)
         for info in pkgutil.walk_packages(package.__path__, prefix=f"{name}."):
             importlib.import_module(info.name)
+    # Each protocol's lint rules live in its package (protocols/<p>/lint.py), loaded with it.
+    protocols = importlib.import_module("ticdc_conformance.protocols")
+    for name in protocols.PROTOCOL_NAMES:
+        protocols.protocol(name)
     return registry.checks()
 
 

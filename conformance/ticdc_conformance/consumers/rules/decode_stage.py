@@ -36,7 +36,7 @@ from ticdc_contract.record_files import records_from_batch
 
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 
 DECODED_SCHEMA = pa.schema([
     pa.field("topic", pa.string()),
@@ -127,7 +127,7 @@ class PartitionDecoders:
     """One stateful decoder per topic-partition."""
 
     def __init__(self, protocol: str, options: dict) -> None:
-        self.package = protocol_package(protocol)
+        self.protocol = protocol_spec(protocol)
         self.options = options
         self.decoders: dict[tuple[str, int], Any] = {}
 
@@ -135,7 +135,7 @@ class PartitionDecoders:
         key = (record.topic, record.partition)
         dec = self.decoders.get(key)
         if dec is None:
-            dec = self.decoders[key] = self.package.new_decoder(self.options)
+            dec = self.decoders[key] = self.protocol.new_decoder(self.options)
         try:
             events = dec.decode(record)
         except DecodeError as e:

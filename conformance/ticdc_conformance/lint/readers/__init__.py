@@ -1,25 +1,52 @@
-"""One reader per topic-partition and protocol: message-level checks, then the decoded events."""
+"""The protocol's lint rules, one ProtocolLint per topic-partition, beside that partition's decoder.
+
+Each record is read once, by the protocol's decoder (`Decoder.read`), and its protocol's rules judge
+the message the decoder parsed (`ProtocolSpec.new_lint`, protocols/<p>/lint.py); the events go on
+to the stream checks. A decoder that fails on a record with anything but a DecodeError counts as a
+rejection too: the lint reads streams from anywhere and must finish them.
+"""
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any
 
 from ticdc_contract.record import KafkaRecord
 
+from ...errors import DecodeError
+from ...events import DecodedEvent
+from ...protocols import protocol
+from ...protocols.common.interface import Decoder, ProtocolLint, Read
+from ...protocols.common.lint import LintContext, Problem, TopicCheck
+from ..ddl_columns import stated_columns
 from ..profile import stream_rules
 from ..settings import LintSettings, SettingsError
-from .base import Problem, Read
-from .canal_json import CanalJSONReader
-from .debezium import DebeziumReader
-from .open_protocol import OpenProtocolReader
-from .simple import SimpleReader, SimpleSchemas
-from .simple_timing import SimpleTiming, TopicActivity
 
-__all__ = ["Problem", "Read", "Reader", "Readers"]
+__all__ = ["Checked", "PartitionReader", "Problem", "Readers"]
 
 
-class Reader(Protocol):
-    def read(self, record: KafkaRecord) -> Read:
+@dataclass
+class Checked:
+    """One record as the lint saw it: its events and the rules its message breaks."""
+
+    events: list[DecodedEvent] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+class PartitionReader:
+    """One topic-partition's decoder and protocol lint."""
+
+    def __init__(self, decoder: Decoder, lint: ProtocolLint) -> None:
+        self.decoder = decoder
+        self.lint = lint
+
+    def read(self, record: KafkaRecord) -> Checked:
         """The record's events and the rules its message breaks; never raises for bad input."""
+        try:
+            read = self.decoder.read(record)
+        except Exception as e:  # noqa: BLE001 - see the module docstring
+            read = Read([], None, DecodeError(record.topic, record.partition, record.offset,
+                                              f"the decoder failed ({type(e).__name__}: {e})"))
+        return Checked(read.events, self.lint.check(record, read))
 
 
 class Readers:
@@ -27,53 +54,46 @@ class Readers:
 
     def __init__(self, settings: LintSettings) -> None:
         self.settings = settings
+        self._protocol = protocol(settings.protocol)
         self._decode_rule = stream_rules(settings.protocol).decode
-        self._readers: dict[tuple[str, int], Reader] = {}
-        self._topic_schemas: dict[str, SimpleSchemas] = {}
-        self._activity: dict[str, TopicActivity] = {}
-        self._timings: dict[tuple[str, int], SimpleTiming] = {}
-        if settings.protocol == "simple":
-            # TiCDC pkg/config/sink.go ShouldSendBootstrapMsg: both settings above 0 (spec 004).
-            self._bootstraps = (settings.option_int("send-bootstrap-interval-in-sec", 120) > 0
-                                and settings.option_int("send-bootstrap-in-msg-count", 10000) > 0)
-            self._to_all = settings.option_bool("send-bootstrap-to-all-partition", True)
-            self._msg_count = settings.option_int("send-bootstrap-in-msg-count", 10000)
-            # SIMPLE-BOOTSTRAP-1 is judged per partition, so only when every partition gets the BOOTSTRAPs.
-            self._bootstrap_ms = settings.bootstrap_interval_ms if self._bootstraps and self._to_all else None
+        self._readers: dict[tuple[str, int], PartitionReader] = {}
+        self._topic_state: dict[str, dict[str, Any]] = {}
+        self._topic_checks: dict[str, dict[str, TopicCheck]] = {}
+        self._stream_state: dict[str, Any] = {}
         try:
-            self._new("", 0, probe=True)  # options a decoder refuses fail here, before any record is read
+            # Options a decoder or the protocol's rules refuse fail here, before any record is read.
+            self._protocol.new_decoder(settings.options)
+            self._protocol.new_lint(self._context("", 0, probe=True))
+        except SettingsError:
+            raise
         except ValueError as e:
             raise SettingsError(f"sink options: {e}") from None
 
-    def reader(self, record: KafkaRecord) -> Reader:
+    def _context(self, topic: str, partition: int, probe: bool = False) -> LintContext:
+        return LintContext(
+            options=self.settings.options, topic=topic, partition=partition, decode_rule=self._decode_rule,
+            watermark_interval_ms=self.settings.watermark_interval_ms,
+            topic_state={} if probe else self._topic_state.setdefault(topic, {}),
+            stream_state={} if probe else self._stream_state,
+            topic_checks={} if probe else self._topic_checks.setdefault(topic, {}),
+            probe=probe, stated_columns=stated_columns)
+
+    def reader(self, record: KafkaRecord) -> PartitionReader:
         key = (record.topic, record.partition)
         reader = self._readers.get(key)
         if reader is None:
-            reader = self._readers[key] = self._new(record.topic, record.partition)
+            # The lint brings the decoder whose reads it judges (Simple's shares a topic's schemas).
+            lint = self._protocol.new_lint(self._context(record.topic, record.partition))
+            reader = self._readers[key] = PartitionReader(lint.decoder, lint)
         return reader
 
-    def _new(self, topic: str, partition: int, probe: bool = False) -> Reader:
-        options, protocol = self.settings.options, self.settings.protocol
-        if protocol == "open-protocol":
-            return OpenProtocolReader(options, self._decode_rule)
-        if protocol == "canal-json":
-            return CanalJSONReader(options, self._decode_rule)
-        if protocol == "debezium":
-            return DebeziumReader(options)
-        schemas = self._topic_schemas.setdefault(topic, SimpleSchemas()) if not self._to_all else SimpleSchemas()
-        timing = None
-        if not probe:
-            timing = self._timings[(topic, partition)] = SimpleTiming(
-                partition, self._activity.setdefault(topic, TopicActivity()), self.settings.watermark_interval_ms,
-                self._bootstrap_ms)
-        return SimpleReader(options, schemas, self._decode_rule, self._bootstraps, partition, self._to_all,
-                            self._msg_count, timing)
-
     def finish(self) -> list[tuple[str, int, Problem]]:
-        """(topic, partition, problem) of what only the stream's end decides, in a fixed order."""
+        """(topic, partition, problem) of what only the stream's end decides, in a fixed order:
+        each partition's, then each topic's."""
         out = []
-        for (topic, partition), timing in sorted(self._timings.items()):
-            out.extend((topic, partition, p) for p in timing.finish())
-        for topic, activity in sorted(self._activity.items()):
-            out.extend((topic, partition, p) for partition, p in activity.finish())
+        for (topic, partition), reader in sorted(self._readers.items()):
+            out.extend((topic, partition, p) for p in reader.lint.finish())
+        for topic, checks in sorted(self._topic_checks.items()):
+            for check in checks.values():
+                out.extend((topic, partition, p) for partition, p in check.finish())
         return out

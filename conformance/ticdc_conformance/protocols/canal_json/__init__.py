@@ -1,7 +1,30 @@
-"""Canal-JSON (spec 003): the reference decoder and its fidelity projection."""
+"""Canal-JSON (spec 003): the reference decoder, its fidelity projection and lint rules."""
 from __future__ import annotations
 
+from functools import partial
+
+from ..common.interface import ProtocolSpec, by_column_type
+from ..common.watermarks import carries_watermarks
+from . import fidelity
 from .decoder import CanalJSONDecoder, new_decoder
 from .fidelity import describe_event_fidelity, describe_fidelity, project_value
+from .lint import new_lint
 
-__all__ = ["CanalJSONDecoder", "new_decoder", "project_value", "describe_fidelity", "describe_event_fidelity"]
+
+PROTOCOL = ProtocolSpec(
+    name="canal-json",
+    new_decoder=new_decoder,
+    project_value=fidelity.project_value,
+    project_column=None,
+    describe_fidelity=fidelity.describe_fidelity,
+    accepted_forms=fidelity.accepted_forms,
+    carried_number=fidelity.carried_number,
+    lower_column=by_column_type(fidelity.lower_value),
+    type_rule=fidelity.type_rule,
+    row_rule=fidelity.ROW_RULE,
+    carries_watermarks=partial(carries_watermarks, "canal-json"),
+    new_lint=new_lint,
+)
+
+__all__ = ["PROTOCOL", "CanalJSONDecoder", "new_decoder", "project_value", "describe_fidelity",
+           "describe_event_fidelity"]

@@ -26,12 +26,11 @@ from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.common.large_message import LargeMessages
 from .fields import opt_int, opt_typed, req_bool, req_object, req_str, req_uint64
 from ticdc_conformance.protocols.canal_json._fast.decoder import FastDML
+from ..common.interface import Read, failed_read
 from .options import CanalJSONOptions, parse_options
-from .rows import DML_OPS, decode_rows
+from .message import DDL_TYPES, DML_OPS, WATERMARK_TYPE, CanalMessage
+from .rows import decode_rows
 
-WATERMARK_TYPE = "TIDB_WATERMARK"
-# Canal's EventType names TiCDC gives DDLs (pkg/sink/codec/canal/helper.go, convertDdlEventType).
-DDL_TYPES = frozenset({"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX", "DINDEX"})
 
 
 class CanalJSONDecoder:
@@ -41,21 +40,39 @@ class CanalJSONDecoder:
     def __init__(self, options: CanalJSONOptions, large: Optional[LargeMessages] = None) -> None:
         self._options = options
         self._large = large or LargeMessages()
-        self._fast = FastDML(options.enable_tidb_extension)
+        self._fast = FastDML(options.enable_tidb_extension) if options.fast_path else None
         self._compressed = options.large_message_handle_compression != "none"
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+        if self._fast is not None:
+            try:
+                value = record.value
+                if self._compressed or not value:
+                    value = self._value(value)
+                # The fast path declines whatever it cannot vouch for; read() then has the last word.
+                events = self._fast.decode(value)
+            except Exception:
+                # decode_errors is entered only on failure: a generator-based context manager around every
+                # record would cost a noticeable share of a fast-path decode.
+                with decode_errors(record, unexpected="unexpected"):
+                    raise
+            if events is not None:
+                return events
+        read = self.read(record)
+        if read.error is not None:
+            raise read.error
+        return read.events
+
+    def read(self, record: KafkaRecord) -> Read:
+        """The record's events and its message (message.CanalMessage; None when the value is no JSON
+        object)."""
+        message: Optional[CanalMessage] = None
         try:
-            value = record.value
-            if self._compressed or not value:
-                value = self._value(value)
-            # The fast path declines whatever it cannot vouch for; _decode then has the last word.
-            return self._fast.decode(value) or self._decode(json_object(value, "value"))
-        except Exception:
-            # decode_errors is entered only on failure: a generator-based context manager around every
-            # record would cost a noticeable share of a fast-path decode.
-            with decode_errors(record, unexpected="unexpected"):
-                raise
+            text = self._value(record.value)
+            message = CanalMessage(json_object(text, "value"), text)
+            return Read(self._decode(message.fields), message)
+        except Exception as e:  # noqa: BLE001 - failed_read names what is no Malformed as unexpected
+            return failed_read(record, e, message, unexpected="unexpected")
 
     def _value(self, value: Optional[bytes]) -> bytes:
         """The JSON text of a record value."""

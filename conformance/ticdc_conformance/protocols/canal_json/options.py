@@ -22,6 +22,8 @@ class CanalJSONOptions:
     delete_only_output_handle_key_columns: bool = False
     large_message_handle_option: str = "none"
     large_message_handle_compression: str = "none"
+    # Not a TiCDC option: false decodes every message by the reference path alone (decoder.py).
+    fast_path: bool = True
 
 
 def _choice(options: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> str:
@@ -43,4 +45,5 @@ def parse_options(options: Mapping[str, Any] | None) -> CanalJSONOptions:
         delete_only_output_handle_key_columns=bool_option(options, "delete-only-output-handle-key-columns", False),
         large_message_handle_option=_choice(options, "large-message-handle-option", LARGE_MESSAGE_HANDLE_OPTIONS),
         large_message_handle_compression=codec_option(options),
+        fast_path=bool_option(options, "fast-path", True),
     )

@@ -1,11 +1,35 @@
-"""Reference decoder and fidelity projection for TiCDC Open Protocol (spec 002)."""
+"""Reference decoder, fidelity projection and lint rules of TiCDC Open Protocol (spec 002)."""
 from __future__ import annotations
 
+from functools import partial
+
+from ..common.interface import ProtocolSpec, by_column_type
+from ..common.watermarks import carries_watermarks
+from . import fidelity
 from .decoder import OpenProtocolDecoder, OpenProtocolOptions, new_decoder
 from .fidelity import describe_fidelity, project_value
-from .framing import RawEvent, read_events
+from .framing import read_events
+from .lint import new_lint
+from .message import RawEvent
+
+
+PROTOCOL = ProtocolSpec(
+    name="open-protocol",
+    new_decoder=new_decoder,
+    project_value=fidelity.project_value,
+    project_column=None,
+    describe_fidelity=fidelity.describe_fidelity,
+    accepted_forms=fidelity.accepted_forms,
+    carried_number=fidelity.carried_number,
+    lower_column=by_column_type(fidelity.lower_value),
+    type_rule=fidelity.type_rule,
+    row_rule=fidelity.ROW_RULE,
+    carries_watermarks=partial(carries_watermarks, "open-protocol"),
+    new_lint=new_lint,
+)
 
 __all__ = [
+    "PROTOCOL",
     "OpenProtocolDecoder",
     "OpenProtocolOptions",
     "RawEvent",

@@ -15,13 +15,15 @@ from typing import Any, Mapping, Optional
 from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.wire import Malformed, bool_option, decode_errors, json_object
+from ticdc_conformance.protocols.common.wire import Malformed, bool_option, json_object
 from ticdc_conformance.protocols.common.claim_check import claim_check_message
 from ticdc_conformance.protocols.common.compression import codec_option, decompress
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.common.large_message import LargeMessages
 from ticdc_conformance.protocols.open_protocol._fast.decoder import FastPath
-from .framing import KIND_DDL, KIND_RESOLVED, KIND_ROW, RawEvent, read_events
+from ..common.interface import Read, failed_read
+from .framing import read_events
+from .message import KIND_DDL, KIND_RESOLVED, KIND_ROW, Event, Message, RawEvent
 from .values import decode_columns
 
 
@@ -32,12 +34,15 @@ class OpenProtocolOptions:
     # TiCDC pkg/sink/codec/common/config.go: OpenOutputOldValue defaults to true.
     output_old_value: bool = True
     large_message_handle_compression: str = "none"
+    # Not a TiCDC option: false decodes every message by the reference path alone.
+    fast_path: bool = True
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> "OpenProtocolOptions":
         return cls(
             output_old_value=bool_option(options, "output-old-value", True),
             large_message_handle_compression=codec_option(options),
+            fast_path=bool_option(options, "fast-path", True),
         )
 
 
@@ -51,25 +56,49 @@ class OpenProtocolDecoder:
         # The fast path reads uncompressed values only: compressed ones are TiCDC's large
         # messages, rare enough to go the reference way.
         self._fast = (FastPath(options.output_old_value)
-                      if options.large_message_handle_compression == "none" else None)
+                      if options.fast_path and options.large_message_handle_compression == "none" else None)
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         if self._fast is not None:
             events = self._fast.decode(record.key, record.value)
             if events is not None:
                 return events
-        with decode_errors(record, unexpected="unreadable message"):
-            return [self._event(i, raw) for i, raw in enumerate(read_events(record.key, record.value))]
+        read = self.read(record)
+        if read.error is not None:
+            raise read.error
+        return read.events
 
-    def _event(self, index: int, raw: RawEvent) -> DecodedEvent:
-        kind = raw.key["t"]
+    def read(self, record: KafkaRecord) -> Read:
+        """The record's events and its message (message.Message; None when the framing is broken).
+        A fault in one event fails the whole record, as decode() does: no events then."""
+        message: Optional[Message] = None
+        try:
+            message = [self._parsed(raw) for raw in read_events(record.key, record.value)]
+            return Read([self._event(i, event) for i, event in enumerate(message)], message)
+        except Exception as e:  # noqa: BLE001 - failed_read labels what is no Malformed
+            return failed_read(record, e, message, unexpected="unreadable message")
+
+    def _parsed(self, raw: RawEvent) -> Event:
+        """`raw` with its value frame's JSON object, for a row or DDL event that has a value frame."""
+        if raw.value is None or raw.key["t"] == KIND_RESOLVED:
+            return Event(raw, None)
+        what = "DDL" if raw.key["t"] == KIND_DDL else "row"
+        codec = self.options.large_message_handle_compression
+        try:
+            data = raw.value if codec == "none" else decompress(codec, raw.value)
+            return Event(raw, json_object(data, f"{what} value"))
+        except Exception as e:  # noqa: BLE001 - raised again when the event is decoded, in event order
+            return Event(raw, None, e)
+
+    def _event(self, index: int, event: Event) -> DecodedEvent:
+        kind = event.frame.key["t"]
         try:
             if kind == KIND_ROW:  # the common case first
-                return self._row(raw)
+                return self._row(event)
             if kind == KIND_RESOLVED:
-                return self._resolved(raw)
+                return self._resolved(event.frame)
             if kind == KIND_DDL:
-                return self._ddl(raw)
+                return self._ddl(event)
         except Malformed as e:
             raise e.within(f"event {index}") from None
         raise Malformed(f"event {index}: unknown event type {kind}")
@@ -82,24 +111,25 @@ class OpenProtocolDecoder:
             raise Malformed(f"resolved event carries a {len(raw.value)}-byte value; its value must be empty")
         return DecodedWatermark(ts=raw.ts)
 
-    def _ddl(self, raw: RawEvent) -> DecodedDDL:
+    def _ddl(self, event: Event) -> DecodedDDL:
         # spec 002, DDL Event: the schema and table "might be an empty string", and TiCDC's older
         # key type omits empty ones (tiflow pkg/sink/codec/internal/message_key.go, omitempty).
-        value = self._value_object(raw, "DDL")
+        value = self._value_object(event, "DDL")
         query, ddl_type = value.get("q"), value.get("t")
         if not isinstance(query, str):
             raise Malformed(f'DDL value "q" is {query!r}, not a string')
         if not isinstance(ddl_type, int) or isinstance(ddl_type, bool) or ddl_type < 0:
             raise Malformed(f'DDL value "t" is {ddl_type!r}, not a DDL type code')
+        raw = event.frame
         return DecodedDDL(commit_ts=raw.ts, schema=raw.key.get("scm", ""), table=raw.key.get("tbl", ""),
                           query=query, ddl_type=str(ddl_type))
 
-    def _row(self, raw: RawEvent) -> DecodedRow:
-        location = raw.key.get("ccl")
+    def _row(self, event: Event) -> DecodedRow:
+        location = event.frame.key.get("ccl")
         if location:
-            return self._claim_checked(raw, location)
-        row = self._plain_row(raw)
-        if raw.key.get("ohk"):
+            return self._claim_checked(event.frame, location)
+        row = self._plain_row(event)
+        if event.frame.key.get("ohk"):
             return self.large.complete(row)
         return row
 
@@ -122,15 +152,16 @@ class OpenProtocolDecoder:
                 raise Malformed(f'claim-check file holds a row whose key "{name}" is {stored.key.get(name)!r}, '
                                 f"the message names {raw.key.get(name)!r}")
         try:
-            return self._plain_row(stored)
+            return self._plain_row(self._parsed(stored))
         except Malformed as e:
             raise e.within("claim-check file") from None
 
-    def _plain_row(self, raw: RawEvent) -> DecodedRow:
+    def _plain_row(self, event: Event) -> DecodedRow:
+        raw = event.frame
         schema, table = raw.key.get("scm"), raw.key.get("tbl")
         if not schema or not table:
             raise Malformed('row event key lacks the schema "scm" or table "tbl"')
-        value = self._value_object(raw, "row")
+        value = self._value_object(event, "row")
         has_u, has_p, has_d = "u" in value, "p" in value, "d" in value
         if has_d:
             if has_u or has_p:
@@ -151,12 +182,13 @@ class OpenProtocolDecoder:
         # consumer to upsert.
         return DecodedRow(schema, table, "update", raw.ts, after, None, carried_key(keys, after))
 
-    def _value_object(self, raw: RawEvent, what: str) -> dict[str, Any]:
-        if raw.value is None:
+    @staticmethod
+    def _value_object(event: Event, what: str) -> dict[str, Any]:
+        if event.value_error is not None:
+            raise event.value_error
+        if event.value is None:
             raise Malformed(f"{what} event has no value frame")
-        codec = self.options.large_message_handle_compression
-        data = raw.value if codec == "none" else decompress(codec, raw.value)
-        return json_object(data, f"{what} value")
+        return event.value
 
 
 def _section(value: dict[str, Any], name: str,

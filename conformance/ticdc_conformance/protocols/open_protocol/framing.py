@@ -11,7 +11,7 @@ accepted, the missing frame only for trailing Resolved events.
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple, Optional
+from typing import Any, Optional
 
 from ticdc_conformance.protocols.common.wire import Malformed, json_object
 
@@ -19,29 +19,10 @@ PROTOCOL_VERSION = 1  # spec 002, Message format: "The version of the current pr
 _WORD = 8  # version and lengths are big-endian int64
 _LENGTH = struct.Struct(">Q").unpack_from
 
-# Event kinds of the key's "t" (spec 002, Event format).
-KIND_ROW = 1
-KIND_DDL = 2
-KIND_RESOLVED = 3
+from .message import KIND_DDL, KIND_RESOLVED, KIND_ROW, RawEvent
+
 _KINDS = (KIND_ROW, KIND_DDL, KIND_RESOLVED)
 _U64_MAX = 2**64 - 1
-
-
-class RawEvent(NamedTuple):
-    """One key frame, parsed, with its still-encoded value frame (None when the message had none).
-    A named tuple: a message of many events makes many of these, and a tuple is the cheapest
-    immutable record to build."""
-
-    key: dict[str, Any]
-    value: Optional[bytes]
-
-    @property
-    def kind(self) -> int:
-        return self.key["t"]
-
-    @property
-    def ts(self) -> int:
-        return self.key["ts"]
 
 
 def split_frames(buf: bytes, what: str, start: int = 0) -> list[bytes]:

@@ -12,7 +12,7 @@ file is not judged: its columns are cut on purpose.
 from __future__ import annotations
 
 from ...rules import checks_rules
-from .base import Problem
+from ..common.lint import Problem
 
 OLD_RULES = ("CANAL-OLD-2", "CANAL-OLD-3", "CANAL-OLD-4", "CANAL-COMPAT-2")
 

@@ -1,4 +1,5 @@
-"""Open Protocol messages checked column by column (spec 002, Column type code and Bit flags).
+"""Open Protocol lint rules, judged on the message the decoder read (spec 002, Column type code and
+Bit flags; lint_shape.py holds the DDL, flag-bit, delete and per-transaction rules).
 
 Per column of a row event:
 - the value has the JSON shape its type code allows (the decoder's column reader, run again on a
@@ -14,21 +15,20 @@ Per column of a row event:
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 from ticdc_contract.record import KafkaRecord
 
-from ticdc_conformance.protocols.common.wire import Malformed, json_object
-from ticdc_conformance.protocols.common.compression import codec_option, decompress
-from ...protocols.open_protocol import new_decoder
-from ...protocols.open_protocol.framing import KIND_DDL, KIND_ROW, RawEvent, read_events
-from ...protocols.open_protocol.values import HANDLE_KEY_FLAG, UNSIGNED_FLAG, decode_column
-from ...rules import checks_rules
 from ...events import DecodedRow
-from ticdc_conformance.protocols.common.wire import bool_option
-from .base import Problem, Read, decode, rejected
-from .open_shape import NULLABLE_FLAG, DdlBarrier, GeneratedColumns, Transactions, check_ddl_type, check_delete_columns, check_flag_bits
-
+from ...rules import checks_rules
+from ..common.interface import Read
+from ..common.lint import LintContext, Problem, rejected, rejection
+from ..common.wire import Malformed, bool_option, is_json_int
+from .decoder import new_decoder
+from .lint_shape import (NULLABLE_FLAG, DdlBarrier, GeneratedColumns, Transactions, check_ddl_type,
+                         check_delete_columns, check_flag_bits)
+from .message import KIND_DDL, KIND_ROW, Event
+from .values import HANDLE_KEY_FLAG, UNSIGNED_FLAG, decode_column
 
 # spec 002, Column type code: which rule's table row defines each code.
 _TYPECODE_RULES = {
@@ -44,73 +44,62 @@ _NUMERIC_CODES = frozenset({1, 2, 3, 4, 5, 8, 9, 13, 16, 246})
 VALUE_RULES = ("OPEN-COLUMN-1", *dict.fromkeys(_TYPECODE_RULES.values()))
 
 
-def _int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _well_formed(obj: Any) -> bool:
     """{t, h, f, v} with a known code, an integer "f", a boolean "h" and a "v": then a failure to read
     the value is the value disagreeing with its type code."""
-    return (isinstance(obj, dict) and _int(obj.get("t")) and obj["t"] in _TYPECODE_RULES and "v" in obj
-            and _int(obj.get("f", 0)) and isinstance(obj.get("h", False), bool))
+    return (isinstance(obj, dict) and is_json_int(obj.get("t")) and obj["t"] in _TYPECODE_RULES and "v" in obj
+            and is_json_int(obj.get("f", 0)) and isinstance(obj.get("h", False), bool))
 
 
-class OpenProtocolReader:
-    def __init__(self, options: Mapping[str, Any], decode_rule: str) -> None:
-        self.decoder = new_decoder(options)
-        self.compression = codec_option(options)
-        self.decode_rule = decode_rule
+class OpenProtocolLint:
+    """The rules of one topic-partition's messages (ProtocolLint)."""
+
+    def __init__(self, context: LintContext) -> None:
+        self.decoder = new_decoder(context.options)
+        self.decode_rule = context.decode_rule
         # (schema, table) -> column -> (type code, flags or None), since the table's last DDL
         self._columns: dict[tuple[str, str], dict[str, tuple[int, Optional[int]]]] = {}
         self._last_ddl: dict[tuple[str, str], int] = {}
         # TiCDC pkg/sink/codec/open/codec.go: a delete carries the handle-key columns only with
         # delete-only-output-handle-key-columns, the setting of spec 002's Log 9.
-        self._key_only_deletes = bool_option(options, "delete-only-output-handle-key-columns", False)
+        self._key_only_deletes = bool_option(context.options, "delete-only-output-handle-key-columns", False)
         self._transactions = Transactions()
         self._barrier = DdlBarrier()
         self._generated = GeneratedColumns()
 
-    def read(self, record: KafkaRecord) -> Read:
-        events, reason = decode(self.decoder, record)
+    def check(self, record: KafkaRecord, read: Read) -> list[Problem]:
         problems: list[Problem] = []
-        try:
-            raw_events = read_events(record.key, record.value)
-        except Malformed:
-            raw_events = []  # the decoder's reason says what is wrong with the framing
-        for index, raw in enumerate(raw_events):
-            table = (raw.key.get("scm") or "", raw.key.get("tbl") or "")
-            if raw.kind == KIND_DDL:
+        # A broken framing leaves no message; the decoder's reason says what is wrong with it.
+        events: list[Event] = read.message or []
+        for index, event in enumerate(events):
+            table = (event.key.get("scm") or "", event.key.get("tbl") or "")
+            if event.kind == KIND_DDL:
                 self._columns.pop(table, None)
-                self._last_ddl[table] = max(raw.ts, self._last_ddl.get(table, 0))
-                value, where = self._value(raw), f"event {index} {table[0]}.{table[1]}"
+                self._last_ddl[table] = max(event.ts, self._last_ddl.get(table, 0))
+                value, where = event.value, f"event {index} {table[0]}.{table[1]}"
                 check_ddl_type(value, where, problems)
                 query = value.get("q") if value is not None else None
-                self._barrier.ddl(table, raw.ts, query, where, problems)
+                self._barrier.ddl(table, event.ts, query, where, problems)
                 self._generated.ddl(table, query)
-            elif raw.kind == KIND_ROW:
-                self._row(index, raw, table, problems, values=reason is not None)
-        for event in events:
-            if isinstance(event, DecodedRow):
-                self._transactions.check(event, problems)
-        rejected(problems, self.decode_rule, reason)
-        return Read(events, problems)
+            elif event.kind == KIND_ROW:
+                self._row(index, event, table, problems, values=read.error is not None)
+        for decoded in read.events:
+            if isinstance(decoded, DecodedRow):
+                self._transactions.check(decoded, problems)
+        rejected(problems, self.decode_rule, rejection(record, read.error))
+        return problems
 
-    def _value(self, raw: RawEvent) -> Optional[dict]:
-        if raw.value is None:
-            return None
-        try:
-            return json_object(decompress(self.compression, raw.value), "event value")
-        except (Malformed, ValueError):
-            return None  # the decoder's reason says what is wrong with the value
+    def finish(self) -> list[Problem]:
+        return []
 
-    def _row(self, index: int, raw: RawEvent, table: tuple[str, str], problems: list[Problem], values: bool) -> None:
-        value = self._value(raw)
+    def _row(self, index: int, event: Event, table: tuple[str, str], problems: list[Problem], values: bool) -> None:
+        value = event.value  # None: the decoder's reason says what is wrong with the value
         if value is None:
             return
         if self._key_only_deletes and "p" not in value and isinstance(value.get("d"), dict):
             check_delete_columns(value["d"], f"event {index} {table[0]}.{table[1]} \"d\"", problems)
-        current = raw.ts >= self._last_ddl.get(table, 0)
-        self._barrier.row(table, raw.ts)
+        current = event.ts >= self._last_ddl.get(table, 0)
+        self._barrier.row(table, event.ts)
         known = self._columns.setdefault(table, {})
         for section in ("u", "p", "d"):
             columns = value.get(section)
@@ -171,3 +160,7 @@ class OpenProtocolReader:
         elif before[1] is not None and now[1] is not None and before[1] != now[1]:
             problems.append(Problem("OPEN-FLAG-1", f"{where}: flags {now[1]}, earlier {before[1]} with no DDL "
                                                    f"of the table in between"))
+
+
+def new_lint(context: LintContext) -> OpenProtocolLint:
+    return OpenProtocolLint(context)

@@ -12,11 +12,11 @@
 """
 from __future__ import annotations
 
-from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from ...rules import checks_rules
-from .base import Problem
+from ..common.lint import Problem
+from ..common.wire import is_json_int as _is_int
+from .message import WATERMARK_TYPE
 
-WATERMARK_TYPE = "TIDB_WATERMARK"
 _EPOCH_MS = range(10**12, 10**13)  # "13-bit (millisecond) timestamp": 13 digits
 _TSO_PHYSICAL_SHIFT = 18
 # spec 003's WATERMARK Event example: these fields are empty or null.

@@ -1,4 +1,4 @@
-"""Open Protocol checks beyond a column's value (spec 002): DDL type codes, flag bits, delete
+"""Open Protocol lint rules beyond a column's value (spec 002): DDL type codes, flag bits, delete
 events trimmed to the handle key, and one row event per row and transaction.
 
 - DDL Type Code: a DDL event's "t" is TiDB's action type of its statement (TiCDC writes
@@ -24,9 +24,9 @@ import re
 from typing import Any, Optional
 
 from ...events import DecodedRow
-from ...protocols.open_protocol.values import HANDLE_KEY_FLAG
 from ...rules import checks_rules
-from .base import Problem
+from ..common.lint import Problem
+from .values import HANDLE_KEY_FLAG
 
 # spec 002, Bit flags of columns
 GENERATED_FLAG, PRIMARY_KEY_FLAG, UNIQUE_KEY_FLAG, NULLABLE_FLAG, ALL_FLAGS = 0x04, 0x08, 0x10, 0x40, 0xFF

@@ -1,4 +1,5 @@
-"""Canal-JSON DML messages checked column by column (spec 003, "SQL Type field" and "mysqlType field").
+"""Canal-JSON lint rules, judged on the message the decoder read; DML messages column by column
+(spec 003, "SQL Type field" and "mysqlType field").
 
 - each mysqlType is a MySQL column type, bare unless content-compatible mode is on (CANAL-MYSQLTYPE-1,
   CANAL-MYSQLTYPE-2);
@@ -10,30 +11,30 @@
 - without content-compatible a mysqlType is TiDB's lower-case bare name, as spec 003's example of
   TiCDC's output (CANAL-MYSQLTYPE-3); with it, the types the official Canal writes with parameters
   carry them (CANAL-MYSQLTYPE-4);
-- each binary value's raw JSON text escapes its bytes as spec 003's table says (canal_binary.py).
-Every message's fields, watermark shape and TiDB extension: canal_fields.py; an UPDATE's old:
-canal_update.py.
+- each binary value's raw JSON text escapes its bytes as spec 003's table says (lint_binary.py).
+Every message's fields, watermark shape and TiDB extension: lint_fields.py; an UPDATE's old:
+lint_update.py.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Optional
 
 from ticdc_contract.record import KafkaRecord
 
-from ...protocols.canal_json import new_decoder
-from ...protocols.canal_json.fields import is_sql_type_code
-from ...protocols.canal_json.java_type import expected_sql_type
-from ...protocols.canal_json.mysql_type import MySQLType, parse_mysql_type
-from ...protocols.canal_json.options import parse_options
-from ...protocols.canal_json.rows import DML_OPS
-from ...protocols.canal_json.values import decode_value
-from ticdc_conformance.protocols.common.wire import Malformed, json_object
-from ticdc_conformance.protocols.common.compression import decompress
 from ...rules import checks_rules
-from .base import Problem, Read, decode, rejected
-from .canal_binary import check_binary_text, raw_values
-from .canal_fields import check_common_fields, check_extension, check_times, check_watermark
-from .canal_update import check_update_old
+from ..common.interface import Read
+from ..common.lint import LintContext, Problem, rejected, rejection
+from ..common.wire import Malformed
+from .decoder import new_decoder
+from .fields import is_sql_type_code
+from .java_type import expected_sql_type
+from .lint_binary import check_binary_text, raw_values
+from .lint_fields import check_common_fields, check_extension, check_times, check_watermark
+from .lint_update import check_update_old
+from .message import DML_OPS, CanalMessage
+from .mysql_type import MySQLType, parse_mysql_type
+from .options import parse_options
+from .values import decode_value
 
 # Which table of spec 003 lists each MySQL type's Java SQL type code.
 _SQLTYPE_RULES = {
@@ -55,28 +56,29 @@ COLUMN_RULES = ("CANAL-SQLTYPE-1", *dict.fromkeys(_SQLTYPE_RULES.values()), "CAN
                 "CANAL-BINARY-1")
 
 
-class CanalJSONReader:
-    def __init__(self, options: Mapping[str, Any], decode_rule: str) -> None:
-        self.decoder = new_decoder(options)
-        self.options = parse_options(options)
-        self.decode_rule = decode_rule
+class CanalJSONLint:
+    """The rules of one topic-partition's messages (ProtocolLint)."""
 
-    def read(self, record: KafkaRecord) -> Read:
-        events, reason = decode(self.decoder, record)
+    def __init__(self, context: LintContext) -> None:
+        self.decoder = new_decoder(context.options)
+        self.options = parse_options(context.options)
+        self.decode_rule = context.decode_rule
+
+    def check(self, record: KafkaRecord, read: Read) -> list[Problem]:
         problems: list[Problem] = []
-        try:
-            raw = decompress(self.options.large_message_handle_compression, record.value or b"")
-            msg = json_object(raw, "value")
-        except (Malformed, ValueError):
-            msg = None
+        message: Optional[CanalMessage] = read.message
+        msg = message.fields if message is not None else None
         # An object without a `type` is no Canal event at all: the decoder's rejection says so.
-        if msg is not None and isinstance(msg.get("type"), str):
+        if message is not None and msg is not None and isinstance(msg.get("type"), str):
             self.check_message(msg, problems)
             if msg.get("isDdl") is False and isinstance(msg.get("type"), str) and msg["type"] in DML_OPS:
                 self.check_columns(msg, problems)
-                self.check_binary(msg, raw.decode("utf-8", "replace"), problems)
-        rejected(problems, self.decode_rule, reason)
-        return Read(events, problems)
+                self.check_binary(msg, message.text.decode("utf-8", "replace"), problems)
+        rejected(problems, self.decode_rule, rejection(record, read.error))
+        return problems
+
+    def finish(self) -> list[Problem]:
+        return []
 
     def check_message(self, msg: dict, problems: list[Problem]) -> None:
         extension = self.options.enable_tidb_extension
@@ -164,3 +166,7 @@ class CanalJSONReader:
             unsigned = " unsigned" if mtype.unsigned else ""
             problems.append(Problem(rule, f"{where} column {name!r}: sqlType {code} for mysqlType "
                                           f"{mtype.base}{unsigned} holding {value!r}; spec 003 gives {expected}"))
+
+
+def new_lint(context: LintContext) -> CanalJSONLint:
+    return CanalJSONLint(context)

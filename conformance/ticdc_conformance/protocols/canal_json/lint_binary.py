@@ -16,7 +16,7 @@ import re
 from typing import Iterator
 
 from ...rules import checks_rules
-from .base import Problem
+from ..common.lint import Problem
 
 BINARY_RULES = ("CANAL-BINARY-2", "CANAL-BINARY-3", "CANAL-BINARY-4", "CANAL-BINARY-5")
 _SHORT = {"t": 9, "n": 10, "r": 13}  # the only control characters with a short escape
