@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAGES := $(BIN)/python .ci/stages.py
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test lint types test-fast test-spark test-kafka test-slow golden-check java
+.PHONY: setup run test lint types imports test-fast test-spark test-kafka test-slow golden-check java
 
 setup: java $(INSTALLED)
 
@@ -37,6 +37,10 @@ lint: setup
 
 types: setup
 	$(STAGES) types
+
+# The import contracts of pyproject.toml [tool.importlinter] (docs/import-contracts.md).
+imports: setup
+	$(BIN)/lint-imports
 
 test-fast: setup
 	$(STAGES) fast
