@@ -73,6 +73,7 @@ class LargeMessages:
         where = f"handle-key-only {row.op} of {row.schema}.{row.table}, {which} row"
         if not key:
             raise Malformed(f"{where}: the message carries no handle-key column")
+        assert self.lookup is not None  # complete() refuses the message without one
         try:
             found = self.lookup.row(row.schema, row.table, dict(key), ts)
         except SnapshotUnavailable as e:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import binascii
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional, TypeGuard
 
 import orjson
 
@@ -50,7 +50,7 @@ def decode_errors(record: KafkaRecord, unexpected: Optional[str]) -> Iterator[No
                           f"{unexpected} ({type(e).__name__}: {e})") from e
 
 
-def is_json_int(value: Any) -> bool:
+def is_json_int(value: Any) -> TypeGuard[int]:
     """A JSON integer: JSON true/false arrive as Python bools, which are ints to isinstance."""
     return isinstance(value, int) and not isinstance(value, bool)
 

@@ -48,9 +48,10 @@ def unquote_valid(s: str) -> bytes | None:
     if "\n" in s:
         return None
     if _BAD_ESCAPE(s) is not None:
-        s = _second_look(s)
-        if s is None:
+        rewritten = _second_look(s)
+        if rewritten is None:
             return None
+        s = rewritten
     if '"' in s:
         # Without its escaped backslashes every backslash of the body starts an escape, so a
         # quote is escaped exactly when a backslash stands before it there.

@@ -217,6 +217,7 @@ def _new_spec(code: int, col: ColumnValue) -> _ColumnSpec:
         read = _binary_string
     elif reader in _PATTERNS:
         shapes = remembered_shapes(code)
+        assert shapes is not None  # a column read by a pattern has its shapes
 
         def read(raw: Any) -> Any:  # a printed date, time or decimal
             if type(raw) is str:

@@ -42,7 +42,8 @@ def get_int(obj: dict, key: str, where: str, optional: bool = False,
     if value.__class__ is int and lo <= value <= hi:
         return value
     if value is None:
-        return _absent(key, where, optional)
+        _absent(key, where, optional)
+        return None
     # bool is an int subclass in Python; JSON true is never a number.
     if isinstance(value, bool) or not isinstance(value, int):
         raise Malformed(f"{where}: field {key!r} must be an integer, got {type(value).__name__}")
