@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 
@@ -21,6 +21,7 @@ MESSAGE_RECORD = f"{NAMESPACE}.Message"
 SCHEMA_FILE = files(__package__).joinpath("avro", "simple_message.avsc")
 # The schema as TiCDC states it (a JSON array: an Avro union of records).
 SCHEMA_JSON: list[dict[str, Any]] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-MESSAGE_SCHEMA = fastavro.parse_schema(SCHEMA_JSON)
+# Parsed for fastavro; parsing a union gives back a list of the parsed records.
+MESSAGE_SCHEMA = cast(list[dict[str, Any]], fastavro.parse_schema(SCHEMA_JSON))
 # The union index of the Message record: the first varint of every datum TiCDC writes.
-MESSAGE_UNION_INDEX = [record["name"] for record in MESSAGE_SCHEMA].index(MESSAGE_RECORD)
+MESSAGE_UNION_INDEX = [f"{r['namespace']}.{r['name']}" for r in SCHEMA_JSON].index(MESSAGE_RECORD)
