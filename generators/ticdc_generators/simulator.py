@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from ticdc_contract.model import DDL, ROWID, Op, RowChange, TableSchema, Transaction
 from ticdc_contract.record import KafkaRecord
@@ -63,6 +63,25 @@ class _Partition:
     next_offset: int = 0
 
 
+@dataclass(frozen=True)
+class Sent:
+    """One event the simulator handed an encoder, as an observer sees it: the records that carry
+    it (none when the encoder holds it for a later batch, several when one event spans records;
+    a batch that also carries other events is reported with the event that completed it)."""
+
+    topic: str
+    partition: int
+    event: SinkEvent
+    records: tuple[KafkaRecord, ...]
+    # A row event's change as upstream made it, before TiCDC hid virtual columns and the row ID
+    # (`cdc_visible`); None for other events.
+    upstream_change: Optional[RowChange] = None
+
+
+# Called with every Sent, in send order, before its records are yielded.
+Observer = Callable[[Sent], None]
+
+
 def cdc_visible(change: RowChange) -> RowChange:
     """The change as TiCDC's row events carry it: without virtual generated columns, whose values
     TiKV does not store (TiCDC pkg/common/event/chunk.go; every codec skips IsVirtualGenerated),
@@ -92,10 +111,13 @@ def split_if_key_changed(change: RowChange, raw: bool) -> tuple[Optional[RowChan
 
 
 class SinkSimulator:
-    def __init__(self, config: SinkConfig, seed: int = 0) -> None:
+    def __init__(self, config: SinkConfig, seed: int = 0, observer: Optional[Observer] = None) -> None:
         """`seed` drives the delivery choices (table interleaving, where restarts fall, what
-        a restart loses in flight); the same config, seed and history give the same records."""
+        a restart loses in flight); the same config, seed and history give the same records.
+        `observer`, when given, is told of every event sent and the records carrying it (`Sent`);
+        it does not change what is sent."""
         self.config = config
+        self._observer = observer
         self.module: EncoderModule = encoder_module(config.protocol)
         self.router = Router(config)
         self.partitions: dict[tuple[str, int], _Partition] = {}
@@ -133,8 +155,14 @@ class SinkSimulator:
             )
             p.next_offset += 1
 
-    def _send(self, p: _Partition, event: SinkEvent) -> Iterator[KafkaRecord]:
-        yield from self._emit(p, p.encoder.encode(event))
+    def _send(self, p: _Partition, event: SinkEvent,
+              upstream_change: Optional[RowChange] = None) -> Iterator[KafkaRecord]:
+        if self._observer is None:
+            yield from self._emit(p, p.encoder.encode(event))
+            return
+        records = tuple(self._emit(p, p.encoder.encode(event)))
+        self._observer(Sent(p.topic, p.partition, event, records, upstream_change))
+        yield from records
 
     # --- events ---------------------------------------------------------------------
     def _row(self, change: RowChange, txn: Transaction) -> Iterator[KafkaRecord]:
@@ -143,14 +171,14 @@ class SinkSimulator:
         # A BOOTSTRAP describes the whole table, virtual columns included, like the DDL's tableSchema of
         # the same version (TiCDC pkg/sink/codec/simple/message.go newTableSchema: every column).
         whole = change.table
-        change = cdc_visible(change)
+        upstream_change, change = change, cdc_visible(change)
         t = change.table
         topic = self.router.topic_for(t)
         row = dispatch_row(self.config, change.after if change.after is not None else change.before, selected)
         p = self._partition(topic, self.router.partition_for(t, row, txn.commit_ts, self.config.partition_num))
         if self.module.uses_bootstrap:
             yield from self._maybe_bootstrap(p, whole, physical_ms(txn.commit_ts))
-        yield from self._send(p, RowEvent(change, txn.commit_ts, txn.start_ts, selected))
+        yield from self._send(p, RowEvent(change, txn.commit_ts, txn.start_ts, selected), upstream_change)
 
     def _maybe_bootstrap(self, p: _Partition, t: TableSchema, now_ms: int) -> Iterator[KafkaRecord]:
         """TiCDC pkg/sink/codec/bootstraper.go: a table's first row event sends a BOOTSTRAP at once;

@@ -4,7 +4,8 @@ The expected output of a case is computed from the ground truth, never by decodi
 what the ground truth alone does not say is where the simulator put things: which record is a
 watermark of which ts (the checkpoints a consumer reaches), and, for a stream without commit ts,
 which event each record carries (the only order such a consumer has). The simulator knows both
-when it sends them, so a subclass notes them as it goes; the records are the simulator's own.
+when it sends them and tells its observer (`SinkSimulator(observer=...)`, one `Sent` per event), so
+the trace notes them as they go; the records are the simulator's own.
 """
 from __future__ import annotations
 
@@ -12,15 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
-from ticdc_contract.record import KafkaRecord
-from ticdc_contract.model import DDL, RowChange, Transaction
-from ticdc_generators.scenarios import get_scenario
-from ticdc_generators.sink.config import SinkConfig
-from ticdc_generators.sink.events import DDLEvent, RowEvent, SinkEvent, WatermarkEvent
-from ticdc_generators.simulator import SinkSimulator
-from ticdc_contract.truth import TruthWriter
-
 from ticdc_conformance.golden.cap import capped_history
+from ticdc_contract.model import DDL, RowChange, Transaction
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.truth import TruthWriter
+from ticdc_generators.scenarios import get_scenario
+from ticdc_generators.simulator import Sent, SinkSimulator
+from ticdc_generators.sink.config import SinkConfig
+from ticdc_generators.sink.events import DDLEvent, RowEvent, WatermarkEvent
 
 TP = tuple[str, int]
 
@@ -51,32 +51,26 @@ class Trace:
     rows_left_out: int = 0  # rows the value cap left out of the scenario's history
 
 
-class _TracingSimulator(SinkSimulator):
-    def __init__(self, config: SinkConfig, seed: int) -> None:
-        super().__init__(config, seed=seed)
+class _Observations:
+    """What the simulator tells its observer, kept as the golden corpus needs it."""
+
+    def __init__(self) -> None:
         self.watermarks: list[tuple[KafkaRecord, int]] = []
         self.carried: list[Carried] = []
         self.one_record_per_event = True
-        self._raw: Optional[RowChange] = None
 
-    def _row(self, change: RowChange, txn: Transaction) -> Iterator[KafkaRecord]:
-        self._raw = change
-        yield from super()._row(change, txn)
-
-    def _send(self, p, event: SinkEvent) -> Iterator[KafkaRecord]:
-        out = list(super()._send(p, event))
+    def __call__(self, sent: Sent) -> None:
+        event, out = sent.event, sent.records
         if isinstance(event, WatermarkEvent):
             if len(out) != 1:
                 raise GoldenTraceError(f"a watermark at {event.ts} became {len(out)} records on "
-                                       f"{p.topic}/{p.partition}; the trace needs one record per watermark")
+                                       f"{sent.topic}/{sent.partition}; the trace needs one record per watermark")
             self.watermarks.append((out[0], event.ts))
         elif isinstance(event, (RowEvent, DDLEvent)):
             if len(out) == 1:
-                raw = self._raw if isinstance(event, RowEvent) else None
-                self.carried.append(Carried(out[0], event, raw))
+                self.carried.append(Carried(out[0], event, sent.upstream_change))
             else:
                 self.one_record_per_event = False  # batched (Open Protocol): no record-to-event map
-        yield from out
 
 
 def simulate(scenario: str, seed: int, events: Optional[int], config: SinkConfig, truth_dir: Path,
@@ -99,11 +93,12 @@ def simulate(scenario: str, seed: int, events: Optional[int], config: SinkConfig
     if max_value_bytes is not None:
         source = capped_history(source, max_value_bytes, counts)
     truth = TruthWriter(truth_dir)
-    sim = _TracingSimulator(config, seed)
+    seen = _Observations()
+    sim = SinkSimulator(config, seed=seed, observer=seen)
     records = list(sim.run(truth.tee(kept(source))))
     truth.close()
     topics = sim.topics()
-    return Trace(records=records, history=history, watermarks=sim.watermarks, carried=sim.carried,
+    return Trace(records=records, history=history, watermarks=seen.watermarks, carried=seen.carried,
                  partitions=[(t, p) for t, n in sorted(topics.items()) for p in range(n)], topics=topics,
-                 one_record_per_event=sim.one_record_per_event,
+                 one_record_per_event=seen.one_record_per_event,
                  restarts=[r.checkpoint_ts for r in sim.restarts], rows_left_out=counts.get("rows_left_out", 0))
