@@ -6,7 +6,7 @@ optional fields treat a missing key and None alike.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional, overload
 
 from ticdc_conformance.protocols.common.wire import Malformed
 
@@ -14,7 +14,8 @@ MAX_U64 = 2**64 - 1
 
 
 # These run for every field of every message: each getter returns a well-typed value first and only
-# then sorts out absence and the wrong types.
+# then sorts out absence and the wrong types. A getter of a required field (optional=False) returns
+# its value or raises; the overloads tell the type checker so.
 
 def _absent(key: str, where: str, optional: bool) -> None:
     if not optional:
@@ -31,11 +32,20 @@ def _checked(value: Any, cls: type, label: str, key: str, where: str, optional: 
     return value
 
 
+@overload
+def get_str(obj: dict, key: str, where: str, optional: Literal[False] = False) -> str: ...
+@overload
+def get_str(obj: dict, key: str, where: str, optional: bool) -> Optional[str]: ...
 def get_str(obj: dict, key: str, where: str, optional: bool = False) -> Optional[str]:
     value = obj.get(key)
     return value if value.__class__ is str else _checked(value, str, "a string", key, where, optional)
 
 
+@overload
+def get_int(obj: dict, key: str, where: str, optional: Literal[False] = False,
+            lo: int = ..., hi: int = ...) -> int: ...
+@overload
+def get_int(obj: dict, key: str, where: str, optional: bool, lo: int = ..., hi: int = ...) -> Optional[int]: ...
 def get_int(obj: dict, key: str, where: str, optional: bool = False,
             lo: int = -(2**63), hi: int = MAX_U64) -> Optional[int]:
     value = obj.get(key)
@@ -52,21 +62,37 @@ def get_int(obj: dict, key: str, where: str, optional: bool = False,
     return value
 
 
+@overload
+def get_bool(obj: dict, key: str, where: str, optional: Literal[False] = False) -> bool: ...
+@overload
+def get_bool(obj: dict, key: str, where: str, optional: bool) -> Optional[bool]: ...
 def get_bool(obj: dict, key: str, where: str, optional: bool = False) -> Optional[bool]:
     value = obj.get(key)
     return value if value.__class__ is bool else _checked(value, bool, "a boolean", key, where, optional)
 
 
+@overload
+def get_dict(obj: dict, key: str, where: str, optional: Literal[False] = False) -> dict: ...
+@overload
+def get_dict(obj: dict, key: str, where: str, optional: bool) -> Optional[dict]: ...
 def get_dict(obj: dict, key: str, where: str, optional: bool = False) -> Optional[dict]:
     value = obj.get(key)
     return value if value.__class__ is dict else _checked(value, dict, "an object", key, where, optional)
 
 
+@overload
+def get_list(obj: dict, key: str, where: str, optional: Literal[False] = False) -> list: ...
+@overload
+def get_list(obj: dict, key: str, where: str, optional: bool) -> Optional[list]: ...
 def get_list(obj: dict, key: str, where: str, optional: bool = False) -> Optional[list]:
     value = obj.get(key)
     return value if value.__class__ is list else _checked(value, list, "an array", key, where, optional)
 
 
+@overload
+def get_str_list(obj: dict, key: str, where: str, optional: Literal[False] = False) -> tuple[str, ...]: ...
+@overload
+def get_str_list(obj: dict, key: str, where: str, optional: bool) -> Optional[tuple[str, ...]]: ...
 def get_str_list(obj: dict, key: str, where: str, optional: bool = False) -> Optional[tuple[str, ...]]:
     items = get_list(obj, key, where, optional)
     if items is None:

@@ -117,12 +117,12 @@ def _key_candidates(indexes: list, by_name: dict[str, ColumnInfo], where: str) -
             if c not in by_name:
                 raise Malformed(f"{iwhere}: index column {c!r} is not a column of the table")
         parsed.append((primary, unique, cols))
-    primary = [tuple(cols) for is_primary, _, cols in parsed if is_primary]
+    primaries = [tuple(cols) for is_primary, _, cols in parsed if is_primary]
     # Nullability is judged from the columns, as TiCDC's newIndexSchema derives the index's own
     # `nullable` flag from them (TiCDC pkg/sink/codec/simple/message.go).
-    unique = [tuple(cols) for is_primary, is_unique, cols in parsed
-              if is_unique and not is_primary and all(not by_name[c].nullable for c in cols)]
-    return tuple(primary[:1] + sorted(unique, key=len))
+    uniques = [tuple(cols) for is_primary, is_unique, cols in parsed
+               if is_unique and not is_primary and all(not by_name[c].nullable for c in cols)]
+    return tuple(primaries[:1] + sorted(uniques, key=len))
 
 
 def table_from_wire(raw: Optional[dict], schema_key: str, where: str) -> TableInfo:
