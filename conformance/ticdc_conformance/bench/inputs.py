@@ -77,7 +77,8 @@ def generator_digest() -> str:
     but recorded, so that a reused entry made by other code is pointed out."""
     h = hashlib.sha256()
     for package in (ticdc_contract, ticdc_generators):
-        root = Path(package.__file__).parent
+        # The package's folder: ticdc_contract may be a namespace package, which has no __file__.
+        root = Path(next(iter(package.__path__)))
         for path in sorted(root.rglob("*.py")):
             h.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]

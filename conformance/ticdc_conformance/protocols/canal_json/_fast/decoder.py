@@ -18,7 +18,7 @@ from typing import Optional
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_conformance.protocols.canal_json._fast.plans import PlanCache, TablePlan
-from ticdc_conformance.protocols.canal_json._fast.rowcode import Decline
+from ticdc_conformance.protocols.canal_json._fast.rowcode import Decline, EventReaderFactory, event_reader
 from ticdc_conformance.protocols.canal_json.wire import DECODE_ERRORS, descriptions
 
 # Everything a plan's event reader raises for a message it cannot vouch for (rowcode.py).
@@ -26,8 +26,9 @@ _DECLINED = (*DECODE_ERRORS, Malformed, Decline, UnicodeEncodeError)
 
 
 class FastDML:
-    def __init__(self, enable_tidb_extension: bool) -> None:
-        self._plans = PlanCache(enable_tidb_extension)
+    def __init__(self, enable_tidb_extension: bool, reader: EventReaderFactory = event_reader) -> None:
+        """`reader` builds a plan's event reader: the generated one, or the closures measured beside it."""
+        self._plans = PlanCache(enable_tidb_extension, reader=reader)
         self._last: Optional[TablePlan] = None  # the plan of the last message
 
     def decode(self, value: bytes) -> Optional[list[DecodedRow]]:

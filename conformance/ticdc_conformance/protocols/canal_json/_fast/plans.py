@@ -18,7 +18,7 @@ from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.canal_json.java_type import PROMOTIONS, SQL_TYPE_CODES
 from ticdc_conformance.protocols.canal_json.rows import mysql_types, pk_names
-from ticdc_conformance.protocols.canal_json._fast.rowcode import event_reader
+from ticdc_conformance.protocols.canal_json._fast.rowcode import EventReaderFactory, event_reader
 from ticdc_conformance.protocols.canal_json.wire import Description, field_names, message_decoder
 
 
@@ -27,7 +27,8 @@ class TablePlan:
 
     __slots__ = ("decoder", "event")
 
-    def __init__(self, mysql_type: dict[str, str], pk: Optional[list[str]], enable_tidb_extension: bool) -> None:
+    def __init__(self, mysql_type: dict[str, str], pk: Optional[list[str]], enable_tidb_extension: bool,
+                 reader: EventReaderFactory = event_reader) -> None:
         """Raises Malformed (through rows.py's own checks) when the description is not valid."""
         description = {"mysqlType": mysql_type, "pkNames": pk}
         types = mysql_types(description, "plan")
@@ -43,7 +44,7 @@ class TablePlan:
         self.decoder = message_decoder({name: (mysql_type[name], codes[name]) for name in types},
                                        None if pk is None else tuple(pk), enable_tidb_extension)
         # A decoded message -> its event.
-        self.event = event_reader(types, field_names(types), key_columns, enable_tidb_extension)
+        self.event = reader(types, field_names(types), key_columns, enable_tidb_extension)
 
 
 _UNSEEN = object()  # no entry in PlanCache._plans
@@ -57,8 +58,9 @@ class PlanCache:
     built for a description seen before: a stream whose every message describes its table anew
     then costs what the reference path costs, no more."""
 
-    def __init__(self, enable_tidb_extension: bool, limit: int = 256) -> None:
+    def __init__(self, enable_tidb_extension: bool, limit: int = 256, reader: EventReaderFactory = event_reader) -> None:
         self._extension = enable_tidb_extension
+        self._reader = reader
         self._limit = limit
         self._plans: dict[tuple, Optional[TablePlan]] = {}
         self._seen: dict[tuple, None] = {}
@@ -78,7 +80,7 @@ class PlanCache:
                 bounded_put(self._seen, key, None, self._limit)
                 return None
             try:
-                plan = TablePlan(description.mysqlType, pk, self._extension)
+                plan = TablePlan(description.mysqlType, pk, self._extension, self._reader)
             except Malformed:
                 plan = None
             bounded_put(self._plans, key, plan, self._limit)

@@ -79,7 +79,7 @@ from __future__ import annotations
 
 import re
 from binascii import b2a_base64
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from msgspec import UNSET
 from msgspec.structs import astuple
@@ -92,6 +92,8 @@ from ticdc_conformance.protocols.canal_json.mysql_type import MySQLType
 from ticdc_conformance.protocols.canal_json.values import plain_form, value_reader
 
 EventReader = Callable[[Any], list[DecodedRow]]  # a message Struct (wire.py) -> its event
+# (column types, their sqlType fields, carried key, enable-tidb-extension) -> the plan's reader
+EventReaderFactory = Callable[[dict[str, MySQLType], dict[str, str], tuple[str, ...], bool], EventReader]
 
 # Stands for a NULL among the joined plain texts: a lone surrogate is in no decoded JSON string.
 _NULL = "\ud800"
@@ -256,18 +258,25 @@ def _convert(i: int, column: _Column, text: str) -> str:
     return f"READ{i}({text})"
 
 
-def _promotions(types: dict[str, MySQLType], fields: dict[str, str]) -> list[str]:
-    """The check of each unsigned integer's sqlType code, which java_type.py's rule widens when the
-    `data` row's value passes the signed maximum (TiCDC computes it from the row it sends). The
-    other codes follow from the mysqlType alone, which the message decoder checks (wire.py)."""
-    lines = []
-    for i, (name, t) in enumerate(types.items()):
+def _promotions_of(types: dict[str, MySQLType], fields: dict[str, str]) -> Iterator[tuple[str, str, int, int, int]]:
+    """(column, its field in the sqlType Struct, limit, wider code, code) of each unsigned integer
+    whose sqlType code java_type.py's rule widens when the `data` row's value passes the signed
+    maximum (TiCDC computes it from the row it sends). The other codes follow from the mysqlType
+    alone, which the message decoder checks (wire.py)."""
+    for name, t in types.items():
         if t.unsigned and t.base in PROMOTIONS:
             limit, wider = PROMOTIONS[t.base]
-            code = SQL_TYPE_CODES[t.base]
-            field = fields[name]
-            assert field.isidentifier() and field.startswith("c")  # wire.field_names: c0, c1...
-            lines += [f"    if msg.sqlType.{field} != ({literal(wider)} if x{i} is not None and x{i} > {literal(limit)}"
-                      f" else {literal(code)}):",
-                      "        raise Decline"]
+            yield name, fields[name], limit, wider, SQL_TYPE_CODES[t.base]
+
+
+def _promotions(types: dict[str, MySQLType], fields: dict[str, str]) -> list[str]:
+    """The check of each unsigned integer's sqlType code against its value (_promotions_of)."""
+    index = {name: i for i, name in enumerate(types)}
+    lines = []
+    for name, field, limit, wider, code in _promotions_of(types, fields):
+        i = index[name]
+        assert field.isidentifier() and field.startswith("c")  # wire.field_names: c0, c1...
+        lines += [f"    if msg.sqlType.{field} != ({literal(wider)} if x{i} is not None and x{i} > {literal(limit)}"
+                  f" else {literal(code)}):",
+                  "        raise Decline"]
     return lines
