@@ -1,4 +1,4 @@
-"""The lint's Debezium message checks (lint/readers/debezium_shape.py) and Open Protocol DDL type,
+"""The lint's Debezium message checks (protocols/debezium/lint_shape.py) and Open Protocol DDL type,
 flag, delete and per-transaction checks (lint/readers/open_shape.py), on simulator streams broken
 on purpose: each test breaks one rule in one record and expects that rule at that record's
 coordinates, and nothing else that is required.
@@ -14,7 +14,7 @@ import pytest
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.lint import lint
-from ticdc_conformance.protocols.open_protocol.framing import KIND_DDL, KIND_ROW, read_events
+from ticdc_conformance.protocols.open_protocol.wire import KIND_DDL, KIND_ROW, read_events
 
 from .test_lint import ONE_EVENT, _frames, coordinates, decoded, renumber, required, simulate, single
 

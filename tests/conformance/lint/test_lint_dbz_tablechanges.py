@@ -1,5 +1,5 @@
 """The lint's check of a Debezium DDL's column metadata against its statement
-(lint/readers/debezium_columns.py, lint/ddl_columns.py): charsetName (DBZ-TYPEMAP-9), enumValues
+(protocols/debezium/lint_columns.py, lint/ddl_columns.py): charsetName (DBZ-TYPEMAP-9), enumValues
 (DBZ-TYPEMAP-10) and temporal defaultValueExpression (DBZ-TYPEMAP-11).
 
 The scenarios' statements never state a collation without a charset, a backslash-escaped ENUM member

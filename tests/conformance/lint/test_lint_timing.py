@@ -1,4 +1,4 @@
-"""Simple's timing rules in the stream lint (lint/readers/simple_timing.py): WATERMARK about every
+"""Simple's timing rules in the stream lint (protocols/simple/lint_timing.py): WATERMARK about every
 second (SIMPLE-WATERMARK-3), a BOOTSTRAP of each table every send-bootstrap-interval-in-sec
 (SIMPLE-BOOTSTRAP-1), none for a table without DML for 30 minutes (SIMPLE-BOOTSTRAP-10).
 
@@ -15,7 +15,7 @@ from typing import Callable
 import pytest
 
 from ticdc_conformance.lint import SettingsError, lint, load_settings
-from ticdc_conformance.lint.readers import simple_timing
+from ticdc_conformance.protocols.simple import lint_timing as simple_timing
 from ticdc_contract.record import KafkaRecord
 
 from .test_lint import renumber, simulate

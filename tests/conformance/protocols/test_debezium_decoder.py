@@ -209,7 +209,7 @@ def test_reference_record_with_tidb_extension_restores_unsigned_and_checks_base6
 def test_reference_schema_is_what_the_projection_assumes():
     """wire.field_spec mirrors TiCDC's schema writer; the real schema must agree with it."""
     from ticdc_conformance.protocols.debezium.options import parse_options
-    from ticdc_conformance.protocols.debezium.wire import field_spec
+    from ticdc_conformance.protocols.debezium.encoding import field_spec
 
     value, _ = reference()
     after = {f["field"]: f for f in value["schema"]["fields"][1]["fields"]}

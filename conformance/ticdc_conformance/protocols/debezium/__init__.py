@@ -2,10 +2,15 @@
 record, with or without the Kafka Connect schema, DML, DDL and WATERMARK events."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Optional
 
+from ..common.interface import ProtocolSpec
+from ..common.watermarks import carries_watermarks
+from . import fidelity
 from .decoder import DebeziumDecoder
 from .fidelity import describe_fidelity, project_column, project_value
+from .lint import new_lint
 
 
 def new_decoder(options: Optional[dict] = None) -> DebeziumDecoder:
@@ -13,4 +18,21 @@ def new_decoder(options: Optional[dict] = None) -> DebeziumDecoder:
     return DebeziumDecoder(options)
 
 
-__all__ = ["DebeziumDecoder", "describe_fidelity", "new_decoder", "project_column", "project_value"]
+PROTOCOL = ProtocolSpec(
+    name="debezium",
+    new_decoder=new_decoder,  # type: ignore[arg-type]
+    project_value=fidelity.project_value,
+    project_column=fidelity.project_column,
+    describe_fidelity=fidelity.describe_fidelity,
+    accepted_forms=fidelity.accepted_forms,
+    carried_number=fidelity.carried_number,
+    lower_column=fidelity.lower_column,
+    type_rule=fidelity.type_rule,
+    row_rule=fidelity.ROW_RULE,
+    carries_watermarks=partial(carries_watermarks, "debezium"),
+    new_lint=new_lint,
+    number_form=fidelity.number_form,
+    carried_as_upstream=fidelity.carried_as_upstream,
+)
+
+__all__ = ["PROTOCOL", "DebeziumDecoder", "describe_fidelity", "new_decoder", "project_column", "project_value"]

@@ -19,14 +19,15 @@ from ticdc_contract.record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.wire import Malformed, json_object
-from ticdc_conformance.protocols.common.compression import decompress
+from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_conformance.protocols.common.keys import carried_key
 from .columns import Struct, StructCache
 from ticdc_conformance.protocols.debezium._fast.decoder import ROW_OPS, TypedDML, UntypedDML
+from ..common.interface import Read, failed_read
 from .options import DebeziumOptions, parse_options
-from .schema import envelope_field
+from .message import DebeziumMessage, envelope_field
 from .values import decode_untyped
+from .wire import document
 
 _U64_MAX = 2**64 - 1
 # What a value without schema may be and passes through unchanged (values.decode_untyped).
@@ -39,13 +40,19 @@ class DebeziumDecoder:
     def __init__(self, options: Optional[dict] = None) -> None:
         self._opts: DebeziumOptions = parse_options(options)
         self._structs = StructCache(self._opts)
-        self._fast = UntypedDML(self._opts) if self._opts.disable_schema else TypedDML(self._opts, self._structs)
+        self._fast: Optional[UntypedDML | TypedDML] = None
+        if self._opts.fast_path:
+            self._fast = UntypedDML(self._opts) if self._opts.disable_schema else TypedDML(self._opts, self._structs)
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         # common.decode_errors(record, unexpected="malformed message"), written out: a with-block costs
         # more than the decoding of a small row.
         try:
-            return self._fast.decode(record) or self._decode(record)
+            if self._fast is not None:
+                events = self._fast.decode(record)
+                if events is not None:
+                    return events
+            return self._decode(record)
         except DecodeError:
             raise
         except Malformed as e:
@@ -56,10 +63,16 @@ class DebeziumDecoder:
 
     # --- envelopes ---------------------------------------------------------------------
 
-    def _envelope(self, data: Any, what: str) -> _Envelope:
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise Malformed(f"{what}: expected bytes, got {type(data).__name__}")
-        doc = json_object(decompress(self._opts.compression, bytes(data)), what)
+    def read(self, record: KafkaRecord) -> Read:
+        """The record's events and its key and value documents as parsed (DebeziumMessage; a part
+        that did not parse is None)."""
+        message = DebeziumMessage()
+        try:
+            return Read(self._decode(record, message), message)
+        except Exception as e:  # noqa: BLE001 - failed_read labels what is no Malformed, as decode does
+            return failed_read(record, e, message, unexpected="malformed message")
+
+    def _envelope(self, doc: dict, what: str) -> _Envelope:
         payload = doc.get("payload")
         if not isinstance(payload, dict):
             raise Malformed(f"{what}: 'payload' missing or not an object")
@@ -72,11 +85,26 @@ class DebeziumDecoder:
             raise Malformed(f"{what}: 'schema' missing although debezium-disable-schema is off")
         return payload, schema
 
-    def _decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+    def _decode(self, record: KafkaRecord, message: Optional[DebeziumMessage] = None) -> list[DecodedEvent]:
         if record.value is None:
             raise Malformed("record has no value (TiCDC sends no Debezium tombstones)")
-        payload, schema = self._envelope(record.value, "value")
-        key = None if record.key is None else self._envelope(record.key, "key")
+        compression = self._opts.compression
+        value = document(record.value, "value", compression)
+        # Both documents are parsed before either is judged, so `message` holds each one that
+        # parses; a key that does not still fails after the value's own faults.
+        key_doc: Optional[dict] = None
+        key_fault: Optional[Exception] = None
+        if record.key is not None:
+            try:
+                key_doc = document(record.key, "key", compression)
+            except Exception as e:  # noqa: BLE001 - raised below, where the key is judged
+                key_fault = e
+        if message is not None:
+            message.value, message.key = value, key_doc
+        payload, schema = self._envelope(value, "value")
+        if key_fault is not None:
+            raise key_fault
+        key = None if key_doc is None else self._envelope(key_doc, "key")
         op = payload.get("op")
         if op is None:
             if "ddl" in payload:

@@ -1,7 +1,7 @@
 """What a perfect Debezium consumer can know of a column value.
 
 project_value(t, v, options) = what DebeziumDecoder outputs for a message TiCDC encoded from v:
-the TiCDC encoding (wire.py) followed by the decoder's own value decoding (values.py), so the
+the TiCDC encoding (encoding.py) followed by the decoder's own value decoding (values.py), so the
 two cannot drift apart. describe_fidelity classifies the type: "exact" when the projection is
 the identity for every value TiDB can store (permissive sql_modes and every upstream time zone
 included: tests/unit/test_fidelity_roundtrip.py holds each class against the encoder and the
@@ -19,7 +19,7 @@ from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
 from . import temporal
 from .options import parse_options
 from .values import INT_TEMPORALS, decode_value
-from .wire import field_spec, go_json_float, spec_or_none, wire_value
+from .encoding import field_spec, go_json_float, spec_or_none, wire_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
 _BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")

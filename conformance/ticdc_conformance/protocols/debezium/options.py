@@ -24,6 +24,8 @@ class DebeziumOptions:
     time_zone_name: str
     time_zone: tzinfo
     compression: str
+    # Not a TiCDC option: false decodes every message by the reference path alone (decoder.py).
+    fast_path: bool = True
 
 
 def _zone(name: Any) -> tuple[str, tzinfo]:
@@ -51,4 +53,5 @@ def parse_options(options: Optional[Mapping[str, Any]]) -> DebeziumOptions:
         time_zone_name=zone_name,
         time_zone=zone,
         compression=compression,
+        fast_path=bool_option(options, "fast-path", True),
     )

@@ -17,7 +17,7 @@ import orjson
 from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int
 from . import temporal
 from .options import DebeziumOptions
-from .schema import FieldSpec
+from .message import FieldSpec
 
 INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),

@@ -1,12 +1,34 @@
 """Reference decoder of TiCDC's Simple protocol, JSON and Avro (spec 004)."""
 from __future__ import annotations
 
+from functools import partial
+
+from ..common.interface import ProtocolSpec, by_column_type
+from ..common.watermarks import carries_watermarks
+from . import fidelity
 from .decoder import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder
 from .fidelity import describe_fidelity, project_value
+from .lint import new_lint
 
 
 def new_decoder(options: dict) -> SimpleDecoder:
     return SimpleDecoder(options)
 
 
-__all__ = ["MAX_HELD", "MAX_HELD_BYTES", "SimpleDecoder", "describe_fidelity", "new_decoder", "project_value"]
+PROTOCOL = ProtocolSpec(
+    name="simple",
+    new_decoder=new_decoder,  # type: ignore[arg-type]
+    project_value=fidelity.project_value,
+    project_column=None,
+    describe_fidelity=fidelity.describe_fidelity,
+    accepted_forms=fidelity.accepted_forms,
+    carried_number=fidelity.carried_number,
+    lower_column=by_column_type(fidelity.lower_value),
+    type_rule=fidelity.type_rule,
+    row_rule=fidelity.ROW_RULE,
+    carries_watermarks=partial(carries_watermarks, "simple"),
+    new_lint=new_lint,
+)
+
+__all__ = ["PROTOCOL", "MAX_HELD", "MAX_HELD_BYTES", "SimpleDecoder", "describe_fidelity", "new_decoder",
+           "project_value"]

@@ -18,7 +18,8 @@ schema version; TiCDC marks that placeholder `handleKeyOnly` too, and the locati
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
 
 from ticdc_contract.record import KafkaRecord
 
@@ -26,13 +27,14 @@ from ...errors import DecodeError
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols.common.checksum import verify_row_checksum
 from ticdc_conformance.protocols.common.wire import Malformed
-from ticdc_conformance.protocols.common.compression import codec_option, decompress
+from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.common.large_message import LargeMessages
 from ticdc_conformance.protocols.simple._fast.decoder import FAST_DECLINES, FastDML
-from .message import BootstrapMessage, DDLMessage, DMLMessage, WatermarkMessage
+from ..common.interface import Read, failed_read
+from .options import parse_options
+from .message import BootstrapMessage, DDLMessage, DMLMessage, Message as SimpleMessage, WatermarkMessage
 from .rows import RowReader, avro_converter, json_converter
 from .table import TableInfo
-from .timestamps import load_zone
 from .wire_avro import parse_avro
 from .wire_json import parse_json
 
@@ -46,33 +48,50 @@ MAX_HELD = 10000
 MAX_HELD_BYTES = 256 * 1024 * 1024
 
 
+@dataclass
+class SimpleRead(Read):
+    """A Simple record as read, with what the decoder's schema cache held for its message (the lint's
+    schema rules judge it; decode() keeps none of it)."""
+
+    # DML: the schema its (schema, table, schemaVersion) names; None when the cache has none.
+    table: Optional[TableInfo] = None
+    # DML without a schema: whether the cache holds another version of its table.
+    table_known: bool = False
+    # BOOTSTRAP and DDL: (table the message carries, the schema the cache holds under its key since):
+    # one (schema, table, version) names the first schema announced for it.
+    cached: tuple[tuple[TableInfo, TableInfo], ...] = ()
+
+
 class SimpleDecoder:
-    def __init__(self, options: dict, max_held: int = MAX_HELD, max_held_bytes: int = MAX_HELD_BYTES) -> None:
-        fmt = options.get("encoding-format", "json")
-        if fmt not in ("json", "avro"):
-            raise ValueError(f"unknown encoding-format {fmt!r}; expected json or avro")
-        # TiCDC's Simple encoder compresses every value with large-message-handle-compression.
-        self._compression = codec_option(options)
-        self._parse: Callable[[bytes], Any] = parse_avro if fmt == "avro" else parse_json
-        self._converter = avro_converter if fmt == "avro" else json_converter
-        self._time_zone = options.get("time-zone") or "UTC"
-        try:
-            load_zone(self._time_zone)
-        except Malformed as e:
-            raise ValueError(f"time-zone: {e.reason}") from None
+    """Three arguments serve the lint, which reports what a consumer would hold back or reject:
+    `tables` lets several decoders share one schema cache (a topic's partitions, when BOOTSTRAPs go
+    to its first partition only); `hold_rows=False` drops a DML whose schema is unknown instead of
+    holding it for a later BOOTSTRAP or DDL; `keep_faulty_rows=True` has a DML rejected for its values
+    (or its checksum, claim-check file, snapshot row) still yield its row with the values that read,
+    as the DecodeError's `events`, so its place in the stream is judged too."""
+
+    def __init__(self, options: Mapping[str, Any], max_held: int = MAX_HELD, max_held_bytes: int = MAX_HELD_BYTES,
+                 tables: Optional[dict[tuple[str, str, int], RowReader]] = None, hold_rows: bool = True,
+                 keep_faulty_rows: bool = False) -> None:
+        opts = parse_options(options)
+        self._compression = opts.compression
+        self._parse: Callable[[bytes], Any] = parse_avro if opts.encoding == "avro" else parse_json
+        self._converter = avro_converter if opts.encoding == "avro" else json_converter
+        self._time_zone = opts.time_zone
         self._large = LargeMessages.from_options(options)
-        # TiCDC's consumer checks row checksums only with the integrity check on in its own config
-        self._check_checksums = options.get("integrity-check-level") == "correctness"
+        self._check_checksums = opts.check_checksums
         self._max_held = max_held
         self._max_held_bytes = max_held_bytes
+        self._hold_rows = hold_rows
+        self._keep_faulty_rows = keep_faulty_rows
         # One entry per (schema, table, version) the stream announced, with its row converters built.
-        self._tables: dict[tuple[str, str, int], RowReader] = {}
+        self._tables: dict[tuple[str, str, int], RowReader] = tables if tables is not None else {}
         self._held: list[tuple[KafkaRecord, DMLMessage]] = []
         self._held_bytes = 0
         # The JSON rows TiCDC sends nearly always, read by msgspec (fast.py); rows whose checksums
-        # are to be checked take the reference path.
+        # are to be checked take the reference path, and so does every message with fast-path=false.
         self._fast = (FastDML(self._tables, self._time_zone, self._compression)
-                      if fmt == "json" and not self._check_checksums else None)
+                      if opts.encoding == "json" and not self._check_checksums and opts.fast_path else None)
 
     @property
     def held_count(self) -> int:
@@ -106,10 +125,46 @@ class SimpleDecoder:
         except Malformed as e:
             raise DecodeError(record.topic, record.partition, record.offset, e.reason) from None
 
+    def read(self, record: KafkaRecord) -> SimpleRead:
+        """The record's events (those a BOOTSTRAP or DDL releases included), its parsed message
+        (message.py; None when the value does not parse) and what the schema cache held for it. As in
+        decode, only a Malformed becomes a DecodeError: anything else propagates."""
+        message: Optional[SimpleMessage] = None
+        try:
+            message = self._message(record)
+            read = SimpleRead(self._events(record, message), message)
+        except Exception as e:  # noqa: BLE001 - failed_read re-raises what is no Malformed
+            failed = failed_read(record, e, message, unexpected=None)
+            read = SimpleRead(failed.events, message, failed.error)
+        self._looked_up(read, message)
+        return read
+
+    def _looked_up(self, read: SimpleRead, message: Optional[SimpleMessage]) -> None:
+        if isinstance(message, DMLMessage):
+            reader = self._tables.get(message.schema_key)
+            if reader is not None:
+                read.table = reader.table
+            else:
+                name = (message.schema, message.table)
+                read.table_known = any(key[:2] == name for key in self._tables)
+            return
+        if isinstance(message, BootstrapMessage):
+            carried: tuple[Optional[TableInfo], ...] = (message.table,)
+        elif isinstance(message, DDLMessage):
+            carried = (message.table, message.pre_table)
+        else:
+            return
+        read.cached = tuple((t, self._tables[t.key].table) for t in carried if t is not None and t.key in self._tables)
+
     def _decode(self, record: KafkaRecord) -> list[DecodedEvent]:
+        return self._events(record, self._message(record))
+
+    def _message(self, record: KafkaRecord) -> SimpleMessage:
         if record.value is None:
             raise Malformed("record has no value (Simple messages always have one)")
-        message = self._parse(decompress(self._compression, record.value))
+        return self._parse(decompress(self._compression, record.value))
+
+    def _events(self, record: KafkaRecord, message: SimpleMessage) -> list[DecodedEvent]:
         if isinstance(message, DMLMessage):  # the bulk of a stream, so asked first
             return self._dml(record, message)
         if isinstance(message, WatermarkMessage):
@@ -124,9 +179,16 @@ class SimpleDecoder:
     def _dml(self, record: KafkaRecord, message: DMLMessage) -> list[DecodedEvent]:
         table = self._tables.get(message.schema_key)
         if table is None:
-            self._hold(record, message)
+            if self._hold_rows:
+                self._hold(record, message)
             return []
-        return [self._row(message, table)]
+        if not self._keep_faulty_rows:
+            return [self._row(message, table)]
+        try:
+            return [self._row(message, table)]
+        except Malformed as e:
+            raise DecodeError(record.topic, record.partition, record.offset, e.reason,
+                              events=[self._readable_row(message, table)]) from None
 
     def _remember(self, table: Optional[TableInfo]) -> None:
         # TiCDC's memoryTableInfoProvider.Write skips nameless tables (schema-level DDLs) and keeps the
@@ -223,6 +285,13 @@ class SimpleDecoder:
                 raise Malformed(f"the upstream snapshot row of {table.schema}.{table.table} has column "
                                 f"{unknown[0]!r}, which schema version {table.version} does not")
         return row
+
+    @staticmethod
+    def _readable_row(message: DMLMessage, reader: RowReader) -> DecodedRow:
+        """A rejected DML's row as far as it reads (keep_faulty_rows): the message's own images."""
+        return DecodedRow(schema=message.schema, table=message.table, op=message.op, commit_ts=message.commit_ts,
+                          after=reader.readable_values(message.data), before=reader.readable_values(message.old),
+                          key_columns=reader.key_columns(message.data, message.old), columns=reader.column_names)
 
     def _claim_checked(self, message: DMLMessage) -> DMLMessage:
         value = decompress(self._compression, self._large.stored_value(message.claim_check_location))

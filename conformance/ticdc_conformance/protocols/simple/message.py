@@ -30,6 +30,9 @@ class WatermarkMessage:
 class BootstrapMessage:
     table: TableInfo
     build_ts: Optional[int] = None
+    # The JSON message's commitTs (TiCDC generates BOOTSTRAPs internally, at 0); the Avro Bootstrap
+    # record has none.
+    commit_ts: Optional[int] = None
 
 
 @dataclass(frozen=True)

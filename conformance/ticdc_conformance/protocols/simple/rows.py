@@ -132,6 +132,7 @@ class RowReader:
         self.column_names = table.column_names
         self._known = frozenset(self.column_names)
         self._converters = tuple((c.name, converter(c, target_tz)) for c in table.columns)
+        self._by_name = dict(self._converters)
         self._first_key = table.keys[0] if table.keys else ()
         self._first_key_set = frozenset(self._first_key)
 
@@ -150,6 +151,22 @@ class RowReader:
             return {name: None if (raw := wire[name]) is None else read(raw) for name, read in self._converters}
         return {name: None if (raw := wire[name]) is None else read(raw)
                 for name, read in self._converters if name in wire}
+
+    def readable_values(self, wire: Optional[dict]) -> Optional[dict[str, Any]]:
+        """The values of `wire` that read, in its order, leaving out columns the schema lacks and
+        values that do not read (the row a DML still stands for when `values` rejects it)."""
+        if wire is None:
+            return None
+        out: dict[str, Any] = {}
+        for name, raw in wire.items():
+            read = self._by_name.get(name)
+            if read is None:
+                continue
+            try:
+                out[name] = None if raw is None else read(raw)
+            except Malformed:
+                continue
+        return out
 
     def key_columns(self, data: Optional[dict], old: Optional[dict]) -> tuple[str, ...]:
         """keys.carried_key over the table's key candidates; the primary key, when both images carry it

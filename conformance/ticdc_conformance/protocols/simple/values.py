@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int
 from ticdc_conformance.protocols.common.floats import float32_as_read
 from .table import ColumnInfo
-from .timestamps import render_timestamp
+from .temporal import render_timestamp
 
 # TiCDC prints integers with strconv (message.go encodeValue): digits after an optional minus sign; a
 # 64-bit value needs at most 20 digits and the sign, so longer text is not an integer of any column.

@@ -21,7 +21,7 @@ def parse_json(value: bytes) -> Message:
         return WatermarkMessage(commit_ts, build_ts)
     if mtype == "BOOTSTRAP":
         return BootstrapMessage(table_from_wire(get_dict(obj, "tableSchema", where), "schema", f"{where} tableSchema"),
-                                build_ts)
+                                build_ts, commit_ts)
     if mtype in DDL_TYPES:
         sql = get_str(obj, "sql", where)
         schemas = []

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 import msgspec
 
 from ticdc_conformance.protocols.debezium.columns import CONVERTED_SEMANTICS
-from ticdc_conformance.protocols.debezium.schema import FieldSpec
+from ticdc_conformance.protocols.debezium.message import FieldSpec
 from ticdc_conformance.protocols.debezium.values import BINARY_TIDB_TYPES, INT_RANGES
 
 _INTS = {t: Annotated[int, msgspec.Meta(ge=lo, le=hi)] for t, (lo, hi) in INT_RANGES.items()}

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...rules import checks_rules
-from .base import Problem
+from ..common.lint import Problem
 
 # One more watermark period: a partition is judged once it moved on two periods past its watermark.
 WATERMARK_SLACK_MS = 1000

@@ -1,7 +1,8 @@
 """A Debezium DDL event's column metadata held against the statement it reports (spec 000, "Data type
 mapping", the differences from Debezium's own connector).
 
-For each column the DDL statement defines (ddl_columns.py), `tableChanges[].table.columns[]` must say
+For each column the DDL statement defines (lint/ddl_columns.py, handed down as the LintContext's
+`stated_columns`: SQL is read above the protocol layer), `tableChanges[].table.columns[]` must say
 what TiDB recorded from that definition, as TiCDC writes it (TiCDC pkg/sink/codec/debezium/codec.go
 EncodeDDLEvent, helper.go getCharset and parseColumns):
 - DBZ-TYPEMAP-9 `charsetName`: null for every type but the character types, ENUM and SET; for those
@@ -27,10 +28,14 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ticdc_conformance.consumers.rules.ddl_sql import Tok
 from ...rules import checks_rules
-from ..ddl_columns import StatedColumn, StatedColumns, stated_columns
-from .base import Problem
+from ..common.lint import Problem, StatedColumnsReader
+
+# A column definition as lint/ddl_columns.py states it (StatedColumn: name, type, charset,
+# collate_charset, unknown_charset, elements, default, has_default) and the DEFAULT literal it holds
+# (consumers/rules/ddl_sql.py Tok: kind, value, is_kw).
+StatedColumn = Any
+Tok = Any
 
 _CHARACTER = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
 _TEMPORAL = ("date", "datetime", "timestamp", "time")
@@ -111,12 +116,12 @@ def _why(field: str, col: StatedColumn, got: Any) -> str:
                           "defaultValueExpression TiDB records from the statement's column definitions "
                           "(collation-derived charset, backslash-unescaped members, DATE default cut to "
                           "its date); columns the statement does not define are not judged")
-def check_ddl_columns(payload: dict, problems: list[Problem]) -> None:
+def check_ddl_columns(payload: dict, stated_columns: StatedColumnsReader, problems: list[Problem]) -> None:
     query = payload.get("ddl")
     changes = payload.get("tableChanges")
     if not isinstance(query, str) or not isinstance(changes, list):
         return
-    stated: Optional[StatedColumns] = None
+    stated = None
     for i, change in enumerate(changes):
         table = change.get("table") if isinstance(change, dict) else None
         columns = table.get("columns") if isinstance(table, dict) else None

@@ -1,28 +1,29 @@
-"""Debezium DML messages checked field by field (spec 000, "Data type mapping").
+"""Debezium's lint rules, judged on the key and value documents the decoder parsed (message.py).
 
-With the TiDB extension every column's field schema names its TiDB type (`tidb_type`), so the Kafka
-Connect type and Debezium semantic type can be held against the mapping TiCDC follows (Debezium's
-MySQL mapping with TiCDC's differences: DECIMAL as float64, DBZ-TYPEMAP-4; string-like types, binary
-or not, as strings, DBZ-TYPEMAP-3); TiCDC pkg/sink/codec/debezium/codec.go
-writeDebeziumFieldSchema is the table below. Without the extension only the values are checked: each
-payload value must have the JSON form its field schema declares (the decoder's value reader, run again
-on a record the decoder rejected so the finding names the type-mapping rule).
+DML messages are checked field by field (spec 000, "Data type mapping"). With the TiDB extension
+every column's field schema names its TiDB type (`tidb_type`), so the Kafka Connect type and
+Debezium semantic type can be held against the mapping TiCDC follows (Debezium's MySQL mapping with
+TiCDC's differences: DECIMAL as float64, DBZ-TYPEMAP-4; string-like types, binary or not, as strings,
+DBZ-TYPEMAP-3); TiCDC pkg/sink/codec/debezium/codec.go writeDebeziumFieldSchema is the table below.
+Without the extension only the values are checked: each payload value must have the JSON form its
+field schema declares (the decoder's value reader, run again on a record the decoder rejected so the
+finding names the type-mapping rule). What each message says about itself beyond that: lint_shape.py.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Optional
 
 from ticdc_contract.record import KafkaRecord
 
-from ticdc_conformance.protocols.common.wire import Malformed, json_object
-from ticdc_conformance.protocols.common.compression import decompress
-from ...protocols.debezium import new_decoder
-from ...protocols.debezium.options import parse_options
-from ...protocols.debezium.schema import SEMANTIC_TYPES, envelope_field, parse_struct_fields
-from ...protocols.debezium.values import BINARY_TIDB_TYPES, decode_typed
 from ...rules import checks_rules
-from .base import Problem, Read, decode, rejected
-from .debezium_shape import check_message
+from ..common.interface import Read
+from ..common.lint import LintContext, Problem, rejected, rejection
+from ..common.wire import Malformed
+from .decoder import DebeziumDecoder
+from .lint_shape import check_message
+from .message import SEMANTIC_TYPES, DebeziumMessage, envelope_field, parse_struct_fields
+from .options import parse_options
+from .values import BINARY_TIDB_TYPES, decode_typed
 
 _ROW_OPS = ("c", "r", "u", "d")
 _STRINGS = ("char", "varchar", "binary", "varbinary", "tinytext", "text", "mediumtext", "longtext",
@@ -72,12 +73,9 @@ def _rule(tidb_type: Optional[str]) -> str:
     return "DBZ-TYPEMAP-1"
 
 
-def decode_rule(value: Optional[bytes], decompress_value: Callable[[bytes], bytes]) -> str:
+def decode_rule(value: Optional[dict]) -> str:
     """The message kind's rule for an undecodable record: DDL, WATERMARK or (otherwise) DML."""
-    try:
-        payload = json_object(decompress_value(value or b""), "value").get("payload")
-    except (Malformed, ValueError):
-        payload = None
+    payload = value.get("payload") if value is not None else None
     if isinstance(payload, dict) and payload.get("op") == "m":
         return "DBZ-MESSAGE-3"
     if isinstance(payload, dict) and "ddl" in payload and "op" not in payload:
@@ -85,43 +83,37 @@ def decode_rule(value: Optional[bytes], decompress_value: Callable[[bytes], byte
     return "DBZ-MESSAGE-2"
 
 
-class DebeziumReader:
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        self.decoder = new_decoder(options)
-        self.options = parse_options(options)
+class DebeziumLint:
+    """The rules of one topic-partition; Debezium messages are judged one by one."""
+
+    def __init__(self, context: LintContext) -> None:
+        self.decoder = DebeziumDecoder(context.options)
+        self.options = parse_options(context.options)
+        self.stated_columns = context.stated_columns
         # (tidb_type, type, name) -> what is wrong with that field schema, or None: a table's schema
         # repeats in every message of the table.
         self._verdicts: dict[tuple[Any, Any, Any], Optional[tuple[str, str]]] = {}
 
-    def _decompress(self, data: bytes) -> bytes:
-        return decompress(self.options.compression, data)
-
-    def _key(self, record: KafkaRecord) -> Optional[dict]:
-        try:
-            return json_object(self._decompress(record.key), "key") if record.key is not None else None
-        except (Malformed, ValueError):
-            return None  # the decoder's reason says what is wrong with the key
-
-    def read(self, record: KafkaRecord) -> Read:
-        events, reason = decode(self.decoder, record)
+    def check(self, record: KafkaRecord, read: Read) -> list[Problem]:
         problems: list[Problem] = []
-        try:
-            doc = json_object(self._decompress(record.value or b""), "value")
-        except (Malformed, ValueError):
-            doc = None
+        message = read.message if isinstance(read.message, DebeziumMessage) else DebeziumMessage()
+        doc = message.value
         payload, schema = (doc.get("payload"), doc.get("schema")) if doc is not None else (None, None)
-        if isinstance(payload, dict):
-            check_message(self._key(record), doc, problems)
+        if doc is not None and isinstance(payload, dict):
+            check_message(message.key, doc, self.stated_columns, problems)
         if isinstance(payload, dict) and isinstance(schema, dict) and payload.get("op") in _ROW_OPS:
             source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
             for part in ("before", "after"):
                 where = f"{source.get('db')}.{source.get('table')} {part}"
                 self.check_mapping(schema, part, where, problems)
-                if reason is not None:
+                if read.error is not None:
                     self.check_values(payload, schema, part, where, problems)
-        if reason is not None:
-            rejected(problems, decode_rule(record.value, self._decompress), reason)
-        return Read(events, problems)
+        if read.error is not None:
+            rejected(problems, decode_rule(doc), rejection(record, read.error))
+        return problems
+
+    def finish(self) -> list[Problem]:
+        return []
 
     @checks_rules(*FIELD_RULES, name="lint.debezium.field-types",
                   description="each column's Connect type and semantic type fit its tidb_type as TiCDC maps it")
@@ -186,3 +178,7 @@ def _mapping_fault(tidb_type: Any, ftype: Any, name: Any) -> Optional[tuple[str,
     binary = ", as base64 text" if base in BINARY_TIDB_TYPES else ""
     return _rule(tidb_type), (f"tidb_type {tidb_type!r} as {ftype}{f' ({semantic})' if semantic else ''}; "
                               f"TiCDC writes {shown}{binary}")
+
+
+def new_lint(context: LintContext) -> DebeziumLint:
+    return DebeziumLint(context)

@@ -1,4 +1,5 @@
-"""The Kafka Connect schema that rides along a Debezium message: one field descriptor per column.
+"""A Debezium message as read: its key and value documents, and the Kafka Connect schema that rides
+along it, one field descriptor per column.
 
 Spec 000 (Debezium), DML "Value format": `schema.fields` holds a `before` and an `after` struct
 whose `fields` describe each column (`field`, `type`, `optional`, and for Debezium's semantic
@@ -33,6 +34,15 @@ SEMANTIC_TYPES = {
     "io.debezium.data.EnumSet": "string",
     "io.debezium.data.Json": "string",
 }
+
+
+@dataclass
+class DebeziumMessage:
+    """The JSON documents of one record as the decoder parsed them (wire.document), each
+    {"schema", "payload"}; None where the record has none or it did not parse."""
+
+    value: Optional[dict[str, Any]] = None
+    key: Optional[dict[str, Any]] = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ definition"; spec 001, its Japanese edition).
 - A DML names its commit ts (`payload.source.commit_ts`, a uint64).
 - A DDL's `tableChanges[].table` has the fields and JSON types the spec's table lists, and the columns
   its statement defines carry the charsetName, enumValues and temporal defaults TiDB recorded from
-  those definitions (debezium_columns.py).
+  those definitions (lint_columns.py).
 - No field is of a spatial type (TiDB has none), of REAL or BOOLEAN (TiCDC writes DOUBLE and
   TINYINT), and no BLOB, TEXT, GEOMETRY or JSON column has a default value.
 - A message is a DDL, DML or WATERMARK event, nothing else (from v9.0.0 all three may come).
@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...rules import checks_rules
-from .base import Problem
-from .debezium_columns import check_ddl_columns
+from ..common.lint import Problem, StatedColumnsReader
+from .lint_columns import check_ddl_columns
 
 ROW_OPS = ("c", "r", "u", "d")
 DDL_KEY_NAME = "io.debezium.connector.mysql.SchemaChangeKey"
@@ -205,8 +205,10 @@ def ddl_column_types(payload: dict) -> list[tuple[Any, bool, str]]:
     return out
 
 
-def check_message(key: Optional[dict], value: dict, problems: list[Problem]) -> None:
-    """Every check above that applies to the message's kind."""
+def check_message(key: Optional[dict], value: dict, stated_columns: Optional[StatedColumnsReader],
+                  problems: list[Problem]) -> None:
+    """Every check above that applies to the message's kind (the DDL column checks only given a
+    reader of the statement's column definitions)."""
     payload = value["payload"]
     kind = check_kind(payload, problems)
     if kind is None:
@@ -223,6 +225,7 @@ def check_message(key: Optional[dict], value: dict, problems: list[Problem]) -> 
                                   problems)
     elif kind == "ddl":
         check_table_changes(payload, problems)
-        check_ddl_columns(payload, problems)
+        if stated_columns is not None:
+            check_ddl_columns(payload, stated_columns, problems)
         for type_name, default, name in ddl_column_types(payload):
             check_type_limits(type_name, default, f"DDL column {name}", problems)

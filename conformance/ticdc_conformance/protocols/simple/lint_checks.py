@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...protocols.simple.message import DDLMessage
-from ...protocols.simple.table import TableInfo
 from ...rules import checks_rules
-from .base import Problem
+from ..common.lint import Problem
+from .message import DDLMessage
+from .table import TableInfo
 
 # DDL types spec 004 lists that are no DDL of one table (CREATE/DROP DATABASE and the like).
 _SCHEMA_LEVEL = {"QUERY"}
