@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -21,11 +20,10 @@ from tests.conftest import ROOT, SHARED
 from .compare import (
     decode_legacy, differences, drop, leaves, parse_part, render_path, scalar_tokens, select,
 )
+from .corpus import FILES, LEVELS, load
 from .encode import encode
 from .events import build_events
 
-EXAMPLES = ROOT / "tests" / "spec_examples" / "examples"
-FILES = sorted(EXAMPLES.glob("*.json"))
 DOC = ROOT / "docs" / "spec-examples.md"
 SPECS = SHARED / "specs"
 STATUSES = ("exact", "ignoring-fields", "inconsistent")
@@ -33,10 +31,6 @@ PROFILES = ("ticdc", "tiflow")  # SinkConfig.version_profile: new TiCDC, classic
 # The specs whose examples this suite covers.
 SPEC_FILES = ("000_7c7f64400a859d22.txt", "001_ce40c87ecb9d78e2.txt", "002_d55d2a926897fbba.txt",
               "003_385d166a1dc1baca.txt", "004_c321302fd88c8969.txt")
-
-
-def load(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def spec_lines(name: str) -> list[str]:
@@ -72,10 +66,10 @@ def test_examples_exist_for_every_spec():
 
 
 # The top-level fields tests/spec_examples/README.md describes.
-FIELDS = {"id", "spec", "protocol", "status", "inconsistency", "summary", "profiles", "profile_notes", "config",
+FIELDS = {"id", "spec", "protocol", "status", "level", "inconsistency", "summary", "profiles", "profile_notes", "config",
           "config_notes", "partition", "tables", "events", "output", "spec_text", "transcription", "expected",
           "select", "ignore", "legacy", "compare_bytes", "raw_fragments"}
-REQUIRED = {"id", "spec", "protocol", "status", "summary", "profiles", "events", "spec_text", "transcription",
+REQUIRED = {"id", "spec", "protocol", "status", "level", "summary", "profiles", "events", "spec_text", "transcription",
             "expected"}
 
 
@@ -117,6 +111,15 @@ def test_expected_is_transcribed_from_spec_text(example):
         strays = [f"{render_path(p)} = {json.dumps(v, ensure_ascii=False)}" for p, v in leaves(expected)
                   if json.dumps(v, ensure_ascii=False) not in tokens]
         assert not strays, f"{example['id']}: {part} has keys/values not in its spec text: {strays}"
+
+
+def test_level_says_whether_every_implementation_must_reproduce_the_example(example):
+    """`required`: what the spec prints is what every TiCDC generation writes, so every encoder
+    must write it and every decoder read it. `optional`: the example is not self-consistent or
+    only one generation writes it."""
+    assert example["level"] in LEVELS
+    universal = example["status"] != "inconsistent" and set(example["profiles"]) == set(PROFILES)
+    assert example["level"] == ("required" if universal else "optional"), example["id"]
 
 
 def test_status_agrees_with_ignores(example):

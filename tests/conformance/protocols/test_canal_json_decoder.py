@@ -27,6 +27,7 @@ from ticdc_contract.canonical import value_to_json
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
 
 from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
+from tests.spec_examples.corpus import spec_message
 
 TOPIC, PARTITION, OFFSET = "canal-topic", 2, 41
 EXT = {"enable-tidb-extension": True}
@@ -43,23 +44,11 @@ def rejects(value, pattern: str, options=EXT) -> DecodeError:
     return assert_decode_error(new_decoder(options), record(value), pattern, catch_all="unexpected")
 
 
-# --- spec 003's own examples (its "// TiDB extension field" comments removed) ----------------------
+# --- spec 003's own examples, from the spec example corpus (tests/spec_examples/) ----------------------
 
-SPEC_DDL = """{ "id": 0, "database": "test", "table": "", "pkNames": null, "isDdl": true, "type": "QUERY",
- "es": 1639633094670, "ts": 1639633095489, "sql": "drop database if exists test", "sqlType": null,
- "mysqlType": null, "data": null, "old": null, "_tidb": { "commitTs": 429918007904436226 } }"""
-
-SPEC_INSERT = """{ "id": 0, "database": "test", "table": "tp_int", "pkNames": [ "id" ], "isDdl": false,
- "type": "INSERT", "es": 1639633141221, "ts": 1639633142960, "sql": "", "sqlType": { "c_bigint": -5,
- "c_int": 4, "c_mediumint": 4, "c_smallint": 5, "c_tinyint": -6, "id": 4 }, "mysqlType": { "c_bigint":
- "bigint", "c_int": "int", "c_mediumint": "mediumint", "c_smallint": "smallint", "c_tinyint": "tinyint",
- "id": "int" }, "data": [ { "c_bigint": "9223372036854775807", "c_int": "2147483647", "c_mediumint":
- "8388607", "c_smallint": "32767", "c_tinyint": "127", "id": "2" } ], "old": null, "_tidb": {
- "commitTs": 429918007904436226 } }"""
-
-SPEC_WATERMARK = """{ "id": 0, "database": "", "table": "", "pkNames": null, "isDdl": false,
- "type": "TIDB_WATERMARK", "es": 1640007049196, "ts": 1640007050284, "sql": "", "sqlType": null,
- "mysqlType": null, "data": null, "old": null, "_tidb": { "watermarkTs": 429918007904436226 } }"""
+SPEC_DDL = orjson.dumps(spec_message("003-canal-ddl")).decode()
+SPEC_INSERT = orjson.dumps(spec_message("003-canal-dml-insert")).decode()
+SPEC_WATERMARK = orjson.dumps(spec_message("003-canal-watermark")).decode()
 
 TP_INT_ROW = {"c_bigint": "9223372036854775807", "c_int": "0", "c_mediumint": "8388607",
               "c_smallint": "32767", "c_tinyint": "0", "id": "2"}

@@ -28,6 +28,7 @@ from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
 
 from tests.conftest import SHARED
 from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
+from tests.spec_examples.corpus import spec_message
 
 REFERENCE_SCHEMA = fastavro.parse_schema(json.loads(
     (SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json").read_text()))
@@ -44,42 +45,20 @@ def jdump(obj: dict) -> bytes:
     return orjson.dumps(obj)
 
 
-# --- spec 004 examples, verbatim ----------------------------------------------------------------------
+# --- spec 004 examples, from the spec example corpus (tests/spec_examples/) ---------------------------
 def _col(name, mysql_type, charset, collate, length, nullable):
     return {"name": name, "dataType": {"mysqlType": mysql_type, "charset": charset, "collate": collate,
                                        "length": length}, "nullable": nullable, "default": None}
 
 
-SPEC_COLUMNS = [
-    _col("id", "int", "binary", "binary", 11, False),
-    _col("name", "varchar", "utf8mb4", "utf8mb4_bin", 255, True),
-    _col("age", "int", "binary", "binary", 11, True),
-    _col("score", "float", "binary", "binary", 12, True),
-]
-SPEC_INDEXES = [{"name": "primary", "unique": True, "primary": True, "nullable": False, "columns": ["id"]}]
-SPEC_DDL = {
-    "version": 1, "type": "ALTER", "sql": "ALTER TABLE `user` ADD COLUMN `createTime` TIMESTAMP",
-    "commitTs": 447987408682614795, "buildTs": 1708936343598,
-    "tableSchema": {"schema": "simple", "table": "user", "tableID": 148, "version": 447987408682614791,
-                    "columns": SPEC_COLUMNS + [_col("createTime", "timestamp", "binary", "binary", 19, True)],
-                    "indexes": SPEC_INDEXES},
-    "preTableSchema": {"schema": "simple", "table": "user", "tableID": 148, "version": 447984074911121426,
-                       "columns": SPEC_COLUMNS, "indexes": SPEC_INDEXES},
-}
-SPEC_INSERT = {"version": 1, "database": "simple", "table": "user", "tableID": 148, "type": "INSERT",
-               "commitTs": 447984084414103554, "buildTs": 1708923662983, "schemaVersion": 447984074911121426,
-               "data": {"age": "25", "id": "1", "name": "John Doe", "score": "90.5"}}
-SPEC_UPDATE = {"version": 1, "database": "simple", "table": "user", "tableID": 148, "type": "UPDATE",
-               "commitTs": 447984099186180098, "buildTs": 1708923719184, "schemaVersion": 447984074911121426,
-               "data": {"age": "25", "id": "1", "name": "John Doe", "score": "95"},
-               "old": {"age": "25", "id": "1", "name": "John Doe", "score": "90.5"}}
-SPEC_DELETE = {"version": 1, "database": "simple", "table": "user", "tableID": 148, "type": "DELETE",
-               "commitTs": 447984114259722243, "buildTs": 1708923776484, "schemaVersion": 447984074911121426,
-               "old": {"age": "25", "id": "1", "name": "John Doe", "score": "95"}}
-SPEC_WATERMARK = {"version": 1, "type": "WATERMARK", "commitTs": 447984124732375041, "buildTs": 1708923816911}
-SPEC_BOOTSTRAP = {"version": 1, "type": "BOOTSTRAP", "commitTs": 0, "buildTs": 1708924603278,
-                  "tableSchema": {"schema": "simple", "table": "new_user", "tableID": 148,
-                                  "version": 447984074911121426, "columns": SPEC_COLUMNS, "indexes": SPEC_INDEXES}}
+SPEC_COLUMNS = spec_message("004-simple-tableschema")["columns"]
+SPEC_INDEXES = spec_message("004-simple-tableschema")["indexes"]
+SPEC_DDL = spec_message("004-simple-ddl-alter")
+SPEC_INSERT = spec_message("004-simple-dml-insert")
+SPEC_UPDATE = spec_message("004-simple-dml-update")
+SPEC_DELETE = spec_message("004-simple-dml-delete")
+SPEC_WATERMARK = spec_message("004-simple-watermark")
+SPEC_BOOTSTRAP = spec_message("004-simple-bootstrap")
 SPEC_COLUMN_NAMES = ("id", "name", "age", "score")
 
 

@@ -20,6 +20,8 @@ from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, WatermarkEvent
 from ticdc_contract.tidb_types import TiDBType, decimal, varchar
 
+from tests.spec_examples.corpus import spec_message
+
 # The TSO every spec 003 example carries; its physical part is the WATERMARK example's `es`.
 SPEC_TSO = 429918007904436226
 SPEC_PHYSICAL = 1640007049196
@@ -66,18 +68,8 @@ TP_INT_ROW = dict(id=2, c_tinyint=127, c_smallint=32767, c_mediumint=8388607, c_
                   c_bigint=9223372036854775807)
 TP_INT_UPDATED = dict(TP_INT_ROW, c_int=0, c_tinyint=0)
 
-# spec 003, "DML Event" (comments removed).
-SPEC_DML_INSERT = {
-    "id": 0, "database": "test", "table": "tp_int", "pkNames": ["id"], "isDdl": False, "type": "INSERT",
-    "es": 1639633141221, "ts": 1639633142960, "sql": "",
-    "sqlType": {"c_bigint": -5, "c_int": 4, "c_mediumint": 4, "c_smallint": 5, "c_tinyint": -6, "id": 4},
-    "mysqlType": {"c_bigint": "bigint", "c_int": "int", "c_mediumint": "mediumint", "c_smallint": "smallint",
-                  "c_tinyint": "tinyint", "id": "int"},
-    "data": [{"c_bigint": "9223372036854775807", "c_int": "2147483647", "c_mediumint": "8388607",
-              "c_smallint": "32767", "c_tinyint": "127", "id": "2"}],
-    "old": None,
-    "_tidb": {"commitTs": 429918007904436226},
-}
+# spec 003, "DML Event".
+SPEC_DML_INSERT = spec_message("003-canal-dml-insert")
 
 
 @pytest.mark.rules("CANAL-DML-2", "CANAL-FIELDS-1", "CANAL-EXTENSION-3", "CANAL-MYSQLTYPE-1")
@@ -161,11 +153,7 @@ def test_delete_sends_the_deleted_row_in_data_and_null_old():
 
 # --- WATERMARK and DDL ------------------------------------------------------------------------
 
-SPEC_WATERMARK = {
-    "id": 0, "database": "", "table": "", "pkNames": None, "isDdl": False, "type": "TIDB_WATERMARK",
-    "es": 1640007049196, "ts": 1640007050284, "sql": "", "sqlType": None, "mysqlType": None,
-    "data": None, "old": None, "_tidb": {"watermarkTs": 429918007904436226},
-}
+SPEC_WATERMARK = spec_message("003-canal-watermark")
 
 
 @pytest.mark.rules("CANAL-WATERMARK-2", "CANAL-WATERMARK-4")
@@ -187,11 +175,7 @@ def test_no_watermark_without_extension():
     assert PROTOCOL.sends_watermarks(cfg(enable_tidb_extension=True)) is True
 
 
-SPEC_DDL = {
-    "id": 0, "database": "test", "table": "", "pkNames": None, "isDdl": True, "type": "QUERY",
-    "es": 1639633094670, "ts": 1639633095489, "sql": "drop database if exists test", "sqlType": None,
-    "mysqlType": None, "data": None, "old": None, "_tidb": {"commitTs": 429918007904436226},
-}
+SPEC_DDL = spec_message("003-canal-ddl")
 
 
 def drop_schema_ddl() -> DDL:
