@@ -2,8 +2,9 @@
 
 Everything a protocol decides lives in its package: how events become bytes, and its broadcast
 rules (where DDL and watermarks go), which the sink simulator asks for instead of knowing them.
-The Go behaviour several encoders reproduce is shared in golang/ (float printing, JSON text), and
-TiDB's ENUM/SET numbering in enum_set.
+The protocols and their package names are the contract's (ticdc_contract.protocols), as on the
+decode side. The Go behaviour several encoders reproduce is shared in golang/ (float printing, JSON
+text); TiDB's ENUM/SET numbering is the contract's (ticdc_contract.enum_set).
 """
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ union of named records; TiCDC pkg/sink/codec/simple/message.json is the same uni
 marshaller writes each datum with the union index of the Message branch first and no schema
 registry framing (TiCDC pkg/sink/codec/simple/marshaller.go: goavro BinaryFromNative of a
 {"com.pingcap.simple.avro.Message": ...} union datum).
+The decoders read with TiCDC's message.json as the contract vendors it (ticdc_contract.avro_schema),
+never with this builder; tests/contract/test_avro_schema.py holds the two to one schema.
 """
 from __future__ import annotations
 
