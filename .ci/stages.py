@@ -3,7 +3,7 @@ fast tests, the Spark tests, the Kafka tests and the slow rest.
 
     python .ci/stages.py                 every stage, then a table of stage times; exit 1 if any failed
     python .ci/stages.py fast spark      those stages only
-    python .ci/stages.py --count         how many tests each pytest stage collects, against the whole suite
+    python .ci/stages.py --count         how many tests each pytest stage selects, against the whole suite
     python .ci/stages.py fast -- -x -k canal    arguments after `--` go to pytest
 
 Every test runs in exactly one pytest stage: a stage selects the tests carrying all of its `required`
@@ -114,8 +114,8 @@ def junit_counts(path: Path) -> Optional[dict[str, int]]:
 
 def run_stage(stage: StaticStage | PytestStage, extra: list[str], junit: Optional[Path]) -> Outcome:
     command = stage.command(extra, junit)
-    print(f"\n=== stage {stage.name}: {' '.join(command[1:] if command[0] == sys.executable else command)}",
-          flush=True)
+    shown = ["python", *command[1:]] if command[0] == sys.executable else command
+    print(f"\n=== stage {stage.name}: {' '.join(shown)}", flush=True)
     started = int(time.time())  # wall time, as `date +%s` reads it
     returncode = subprocess.run(command, cwd=ROOT).returncode
     seconds = int(time.time()) - started
@@ -138,28 +138,46 @@ def print_summary(outcomes: list[Outcome]) -> None:
         print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
 
 
-def collected(args: list[str]) -> int:
-    """How many tests pytest collects with `args` (0 when none); modules that fail to import are
-    named and left out, in every count alike."""
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           "--continue-on-collection-errors", *args], cwd=ROOT, capture_output=True, text=True)
-    lines = proc.stdout.splitlines()
-    for line in lines:
-        if line.startswith("ERROR "):
-            print(f"  {' '.join(args) or 'suite'}: {line}", file=sys.stderr)
-    return sum(1 for line in lines if "::" in line and not line.startswith("ERROR "))
-
-
 def count_stages() -> int:
-    total = collected([])
-    counts = {s.name: collected(["-m", s.marker_expression]) for s in TEST_STAGES}
-    for name, n in counts.items():
-        print(f"{name:<10}{n:>7}")
-    print(f"{'sum':<10}{sum(counts.values()):>7}\n{'suite':<10}{total:>7}")
-    if sum(counts.values()) != total:
-        print("the stages do not run every test exactly once", file=sys.stderr)
-        return 1
-    return 0
+    """Collects the suite once and counts the tests each pytest stage's marker expression selects,
+    matched as `pytest -m` matches them; every test must be selected by exactly one stage."""
+    import contextlib
+    import io
+
+    import pytest
+    from _pytest.mark import MarkMatcher
+    from _pytest.mark.expression import Expression
+
+    class Collected:
+        items: list[pytest.Item] = []
+
+        def pytest_collection_finish(self, session: pytest.Session) -> None:
+            self.items = list(session.items)
+
+    collected = Collected()
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"],
+                    plugins=[collected])
+    for line in output.getvalue().splitlines():
+        if line.startswith("ERROR "):
+            print(f"not collected: {line}", file=sys.stderr)
+    expressions = {s.name: Expression.compile(s.marker_expression) for s in TEST_STAGES}
+    counts = dict.fromkeys(expressions, 0)
+    wrong = []
+    for item in collected.items:
+        matcher = MarkMatcher.from_markers(item.iter_markers())
+        chosen = [name for name, expression in expressions.items() if expression.evaluate(matcher)]
+        for name in chosen:
+            counts[name] += 1
+        if len(chosen) != 1:
+            wrong.append(f"{item.nodeid}: in {len(chosen)} stages")
+    for stage in TEST_STAGES:
+        print(f"{stage.name:<10}{counts[stage.name]:>7}  -m '{stage.marker_expression}'")
+    print(f"{'sum':<10}{sum(counts.values()):>7}\n{'suite':<10}{len(collected.items):>7}")
+    for line in wrong:
+        print(line, file=sys.stderr)
+    return 1 if wrong or sum(counts.values()) != len(collected.items) else 0
 
 
 def main(argv: list[str]) -> int:
