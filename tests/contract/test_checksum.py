@@ -18,7 +18,7 @@ from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.common.compression import codec_option, decompress
 from ticdc_conformance.protocols.simple import SimpleDecoder
-from ticdc_conformance.protocols.simple.table import _KIND_OF
+from ticdc_conformance.protocols.simple.message import KIND_OF as _KIND_OF
 from ticdc_contract.checksum import (KINDS, TIDB_CHECKSUM_VERSION, RowChecksum, change_checksum, kind_of,
                                        row_checksum, timestamp_in_utc, value_bytes)
 from ticdc_contract.record import KafkaRecord

@@ -23,7 +23,7 @@ from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol_package
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.open_protocol.values import decode_columns
-from ticdc_conformance.protocols.simple.table import table_from_wire
+from ticdc_conformance.protocols.simple.wire.table import table_from_wire
 from ticdc_generators.pipeline import encoding_names
 from ticdc_contract.schema_json import table_from_json
 from ticdc_contract.record_files import iter_record_files

@@ -6,10 +6,10 @@ with the code that enforces them (`target`, "module:qualname"); tests/conformanc
 every target, so an entry cannot outlive the code it names. Modules referred to:
 
 - ticdc_conformance.checks.differential, .checkpoints, .causes, .golden, .fidelity (through the protocols' fidelity modules)
-- ticdc_conformance.protocols.open_protocol.{wire, decoder, values}
+- ticdc_conformance.protocols.open_protocol.{framing, decoder, values}
 - ticdc_conformance.protocols.canal_json.{decoder, rows, java_type, mysql_type, values}
 - ticdc_conformance.protocols.debezium.{decoder, values}
-- ticdc_conformance.protocols.simple.{wire_json, wire_avro, message, table, values, decoder}
+- ticdc_conformance.protocols.simple.{wire.json, wire_avro, wire.fields, wire.table, values, decoder}
 
 A decoder validation is listed for a rule when it rejects a record that breaks the rule (a
 DecodeError naming the record); a fidelity entry when the projection the differential check
@@ -69,10 +69,10 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "the value a perfect Simple consumer can know per mysqlType (checks/fidelity.py matrix, applied by "
      "the differential check)"),
     # --- Open Protocol decoder ----------------------------------------------------------------------
-    ("decoder.open-protocol.framing", f"{_P}.open_protocol.wire:read_events",
+    ("decoder.open-protocol.framing", f"{_P}.open_protocol.framing:read_events",
      ("OPEN-FRAMING-1", "OPEN-FRAMING-2", "OPEN-FRAMING-3", "OPEN-VERSION-1"),
      "key and value frames: 8-byte big-endian version 1 and lengths, one value frame per key frame"),
-    ("decoder.open-protocol.key", f"{_P}.open_protocol.wire:parse_key",
+    ("decoder.open-protocol.key", f"{_P}.open_protocol.framing:parse_key",
      ("OPEN-EVENTS-1", "OPEN-KEY-1", "OPEN-KEY-2", "OPEN-WATERMARK-3"),
      "event keys: \"t\" is 1, 2 or 3, \"ts\" a TSO, \"scm\"/\"tbl\" strings"),
     ("decoder.open-protocol.resolved", f"{_P}.open_protocol.decoder:OpenProtocolDecoder._resolved",
@@ -141,7 +141,7 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("DBZ-TYPEMAP-1", "DBZ-TYPEMAP-3", "DBZ-TYPEMAP-13"),
      "each value has the JSON type its field schema declares; binary columns are base64"),
     # --- Simple decoder -----------------------------------------------------------------------------
-    ("decoder.simple.json", f"{_P}.simple.wire_json:parse_json",
+    ("decoder.simple.json", f"{_P}.simple.wire.json:parse_json",
      ("SIMPLE-MESSAGE-1", "SIMPLE-VERSION-1", "SIMPLE-TYPES-1", "SIMPLE-TYPES-2", "SIMPLE-FIELDS-1",
       "SIMPLE-DDL-1", "SIMPLE-DML-1", "SIMPLE-SCHEMAVERSION-1", "SIMPLE-WATERMARK-2"),
      "one JSON message: version 1, a known type, the fields its type has"),
@@ -149,10 +149,10 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("SIMPLE-AVRO-1", "SIMPLE-FORMAT-2", "SIMPLE-MESSAGE-1", "SIMPLE-VERSION-1", "SIMPLE-TYPES-1",
       "SIMPLE-TYPES-2", "SIMPLE-SCHEMAVERSION-1"),
      "one datum of TiCDC's Avro message schema, no trailing bytes, version 1, a known type"),
-    ("decoder.simple.row-maps", f"{_P}.simple.message:row_maps",
+    ("decoder.simple.row-maps", f"{_P}.simple.wire.fields:row_maps",
      ("SIMPLE-DML-2", "SIMPLE-DML-3", "SIMPLE-DML-4"),
      "INSERT has data only, UPDATE data and old, DELETE old only"),
-    ("decoder.simple.table-schema", f"{_P}.simple.table:table_from_wire",
+    ("decoder.simple.table-schema", f"{_P}.simple.wire.table:table_from_wire",
      ("SIMPLE-TABLESCHEMA-1", "SIMPLE-TABLESCHEMA-2", "SIMPLE-COLUMN-1", "SIMPLE-COLUMN-2",
       "SIMPLE-INDEX-1", "SIMPLE-INDEX-2", "SIMPLE-BOOTSTRAP-7"),
      "a tableSchema has its fields, known mysqlTypes, unique column names and indexes over its columns"),
@@ -179,7 +179,7 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("OPEN-PARSING-1",),
      "the consumer-side parser of spec 002's format (TiCDC ships none): it reads the spec's events "
      "and refuses an event kind or type code the spec does not define"),
-    ("decoder.simple.bootstrap-schema", f"{_P}.simple.wire_json:parse_json",
+    ("decoder.simple.bootstrap-schema", f"{_P}.simple.wire.json:parse_json",
      ("SIMPLE-BOOTSTRAP-5", "SIMPLE-BOOTSTRAP-12"),
      "a BOOTSTRAP message carries the tableSchema of its table; one without it is rejected"),
     ("decoder.simple.schema-cache", f"{_P}.simple.decoder:SimpleDecoder._remember",
@@ -197,7 +197,7 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("decoder.canal-json.bare-mysqltype", f"{_P}.canal_json.mysql_type:parse_mysql_type",
      ("CANAL-MYSQLTYPE-5",),
      "a bare mysqlType (no length, scale or members) is read as fully as a parameterised one"),
-    ("decoder.simple.mysqltype-table", f"{_P}.simple.table:table_from_wire",
+    ("decoder.simple.mysqltype-table", f"{_P}.simple.wire.table:table_from_wire",
      ("SIMPLE-MYSQLTYPE-1",),
      "a tableSchema column's mysqlType is one of spec 004's mysqlType table; values are read by it"),
 )

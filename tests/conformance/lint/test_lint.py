@@ -24,7 +24,7 @@ from ticdc_conformance.lint.command import parse_sink_options
 from ticdc_conformance.lint.seen import SeenWindow
 from ticdc_conformance.lint.settings import make_settings
 from ticdc_conformance.protocols import protocol_package
-from ticdc_conformance.protocols.open_protocol.wire import read_events
+from ticdc_conformance.protocols.open_protocol.framing import read_events
 from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario

@@ -20,8 +20,9 @@ from typing import Any, Callable
 import orjson
 
 from ticdc_conformance.protocols.common.wire import Malformed, bounded_put, is_canonical_base64
-from .options import DebeziumOptions
+
 from .message import FieldSpec, parse_struct_fields
+from .options import DebeziumOptions
 from .values import BINARY_TIDB_TYPES, INT_RANGES, INT_TEMPORALS, decode_typed
 
 MAX_STRUCTS = 256

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ticdc_conformance.protocols.common.keys import carried_key
+from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_conformance.protocols.debezium._fast.decoder import ROW_OPS, TypedDML, UntypedDML
 from ticdc_contract.record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.wire import Malformed
-from ticdc_conformance.protocols.common.keys import carried_key
-from .columns import Struct, StructCache
-from ticdc_conformance.protocols.debezium._fast.decoder import ROW_OPS, TypedDML, UntypedDML
 from ..common.interface import Read, failed_read
-from .options import DebeziumOptions, parse_options
+from .columns import Struct, StructCache
 from .message import DebeziumMessage, envelope_field
+from .options import DebeziumOptions, parse_options
 from .values import decode_untyped
 from .wire import document
 

@@ -11,11 +11,11 @@ import base64
 from decimal import Decimal
 from typing import Any, Optional
 
-from ticdc_contract.tidb_types import TiDBType
-
 from ticdc_conformance.protocols.common.floats import float32_as_read
 from ticdc_conformance.protocols.debezium import temporal
 from ticdc_conformance.protocols.debezium.options import DebeziumOptions
+from ticdc_contract.tidb_types import TiDBType
+
 from .message import FieldSpec
 
 _SEMANTIC = {

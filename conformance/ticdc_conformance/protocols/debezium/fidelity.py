@@ -12,14 +12,14 @@ from __future__ import annotations
 import base64
 from typing import Any, Optional
 
+from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
 from ticdc_contract.model import Column
 from ticdc_contract.tidb_types import TiDBType
 
-from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
 from . import temporal
+from .encoding import field_spec, go_json_float, spec_or_none, wire_value
 from .options import parse_options
 from .values import INT_TEMPORALS, decode_value
-from .encoding import field_spec, go_json_float, spec_or_none, wire_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
 _BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")

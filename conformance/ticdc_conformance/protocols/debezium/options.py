@@ -12,8 +12,8 @@ from datetime import tzinfo
 from typing import Any, Mapping, Optional
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ticdc_conformance.protocols.common.wire import bool_option
 from ticdc_conformance.protocols.common.compression import codec_option
+from ticdc_conformance.protocols.common.wire import bool_option
 
 
 @dataclass(frozen=True)

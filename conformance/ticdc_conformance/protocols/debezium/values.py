@@ -14,10 +14,12 @@ from typing import Any, Optional
 
 import orjson
 
-from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int
+from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
+
 from . import temporal
-from .options import DebeziumOptions
 from .message import FieldSpec
+from .options import DebeziumOptions
 
 INT_RANGES = {
     "int8": (-(2**7), 2**7 - 1),

@@ -21,22 +21,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
+from ticdc_conformance.protocols.common.checksum import verify_row_checksum
+from ticdc_conformance.protocols.common.compression import decompress
+from ticdc_conformance.protocols.common.large_message import LargeMessages
+from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_conformance.protocols.simple._fast.decoder import FAST_DECLINES, FastDML
 from ticdc_contract.record import KafkaRecord
 
 from ...errors import DecodeError
 from ...events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.checksum import verify_row_checksum
-from ticdc_conformance.protocols.common.wire import Malformed
-from ticdc_conformance.protocols.common.compression import decompress
-from ticdc_conformance.protocols.common.large_message import LargeMessages
-from ticdc_conformance.protocols.simple._fast.decoder import FAST_DECLINES, FastDML
 from ..common.interface import Read, failed_read
+from .message import BootstrapMessage, DDLMessage, DMLMessage, TableInfo, WatermarkMessage
+from .message import Message as SimpleMessage
 from .options import parse_options
-from .message import BootstrapMessage, DDLMessage, DMLMessage, Message as SimpleMessage, WatermarkMessage
 from .rows import RowReader, avro_converter, json_converter
-from .table import TableInfo
-from .wire_avro import parse_avro
-from .wire_json import parse_json
+from .wire import parser
 
 # How many DMLs may wait for their schema before the partition is declared undecodable. TiCDC sends a
 # BOOTSTRAP at least every `send-bootstrap-in-msg-count` (default 10000) row changes of a table (spec 004,
@@ -75,7 +74,7 @@ class SimpleDecoder:
                  keep_faulty_rows: bool = False) -> None:
         opts = parse_options(options)
         self._compression = opts.compression
-        self._parse: Callable[[bytes], Any] = parse_avro if opts.encoding == "avro" else parse_json
+        self._parse: Callable[[bytes], Any] = parser(opts.encoding)
         self._converter = avro_converter if opts.encoding == "avro" else json_converter
         self._time_zone = opts.time_zone
         self._large = LargeMessages.from_options(options)

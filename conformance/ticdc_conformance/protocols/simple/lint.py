@@ -27,13 +27,17 @@ from ..common.interface import Read
 from ..common.lint import LintContext, Problem, rejected, rejection
 from ..common.wire import Malformed
 from .decoder import SimpleDecoder, SimpleRead
-from .lint_checks import (BootstrapCounter, check_bootstrap_commit_ts, check_bootstrap_partition,
-                          check_ddl_schemas, check_rename_version)
+from .lint_checks import (
+    BootstrapCounter,
+    check_bootstrap_commit_ts,
+    check_bootstrap_partition,
+    check_ddl_schemas,
+    check_rename_version,
+)
 from .lint_timing import SimpleTiming, TopicActivity
-from .message import BootstrapMessage, DDLMessage, DMLMessage, WatermarkMessage
+from .message import BootstrapMessage, ColumnInfo, DDLMessage, DMLMessage, TableInfo, WatermarkMessage
 from .options import bootstrap_options, parse_options
 from .rows import RowReader
-from .table import ColumnInfo, TableInfo
 from .values import from_avro, from_json
 
 # spec 004's mysqlType table, split into rules: integers, BIGINT UNSIGNED, numbers, strings,

@@ -20,8 +20,7 @@ from typing import Optional
 
 from ...rules import checks_rules
 from ..common.lint import Problem
-from .message import DDLMessage
-from .table import TableInfo
+from .message import DDLMessage, TableInfo
 
 # DDL types spec 004 lists that are no DDL of one table (CREATE/DROP DATABASE and the like).
 _SCHEMA_LEVEL = {"QUERY"}

@@ -2,18 +2,75 @@
 "For Avro format messages, their fields and meanings are the same as those in JSON format messages").
 
 Row values stay in their wire form here: DML messages carry no types, so they can only be read once the
-table schema of their `schemaVersion` is known.
+table schema of their `schemaVersion` is known: the TableInfo a BOOTSTRAP or DDL message carries (spec 004,
+"TableSchema definition"), whose column descriptions say how each wire value is parsed. wire/ reads the
+bytes into these types.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ticdc_contract.checksum import RowChecksum
 
-from ticdc_conformance.protocols.common.wire import Malformed
-from .fields import get_bool, get_int
-from .table import TableInfo
+# spec 004, "mysqlType 参考表格": every mysqlType a TableSchema may name, grouped by how its value is read.
+INTEGER_RANGES = {
+    "tinyint": (-(2**7), 2**7 - 1, 2**8 - 1),
+    "bool": (-(2**7), 2**7 - 1, 2**8 - 1),
+    "smallint": (-(2**15), 2**15 - 1, 2**16 - 1),
+    "mediumint": (-(2**23), 2**23 - 1, 2**24 - 1),
+    "int": (-(2**31), 2**31 - 1, 2**32 - 1),
+    "bigint": (-(2**63), 2**63 - 1, 2**64 - 1),
+}
+KIND_OF = {
+    "float": "float", "double": "double", "decimal": "decimal",
+    "char": "text", "varchar": "text", "tinytext": "text", "text": "text", "mediumtext": "text", "longtext": "text",
+    "binary": "binary", "varbinary": "binary",
+    "tinyblob": "binary", "blob": "binary", "mediumblob": "binary", "longblob": "binary",
+    "date": "date", "datetime": "datetime", "timestamp": "timestamp", "time": "time",
+    "year": "year", "enum": "enum", "set": "set", "bit": "bit", "json": "json",
+}
+KIND_OF.update({name: "integer" for name in INTEGER_RANGES})
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    mysql_type: str
+    kind: str  # integer | float | double | decimal | text | binary | date | datetime | timestamp | time | year | enum | set | bit | json
+    charset: str
+    unsigned: bool
+    length: int
+    decimal: int
+    elements: tuple[str, ...]
+    nullable: bool
+
+    @property
+    def int_range(self) -> tuple[int, int]:
+        lo, hi, uhi = INTEGER_RANGES[self.mysql_type]
+        return (0, uhi) if self.unsigned else (lo, hi)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    schema: str
+    table: str
+    table_id: int
+    version: int
+    columns: tuple[ColumnInfo, ...]
+    # The keys a row may be identified by, best first: the primary key, then the NOT NULL unique
+    # keys in the order TiCDC picks its handle key from them (`_key_candidates`).
+    keys: tuple[tuple[str, ...], ...]
+    by_name: dict[str, ColumnInfo] = field(compare=False, repr=False)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.schema, self.table, self.version)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
 
 # spec 004, "Message types".
 DDL_TYPES = frozenset({"CREATE", "RENAME", "CINDEX", "DINDEX", "ERASE", "TRUNCATE", "ALTER", "QUERY"})
@@ -70,26 +127,3 @@ class DMLMessage:
 
 
 Message = WatermarkMessage | BootstrapMessage | DDLMessage | DMLMessage
-
-
-def checksum_from_wire(raw: Optional[dict], where: str) -> Optional[RowChecksum]:
-    """TiCDC's `checksum` struct (JSON) / Checksum record (Avro): an int version, a bool and two uint32s
-    (Avro longs holding int64(uint32))."""
-    if raw is None:
-        return None
-    where = f"{where} checksum"
-    return RowChecksum(version=get_int(raw, "version", where, lo=0, hi=2**31 - 1),
-                       corrupted=get_bool(raw, "corrupted", where),
-                       current=get_int(raw, "current", where, lo=0, hi=2**32 - 1),
-                       previous=get_int(raw, "previous", where, lo=0, hi=2**32 - 1))
-
-
-def row_maps(op: str, data: Optional[dict], old: Optional[dict]) -> None:
-    """Spec 004, DML: INSERT has only `data`, UPDATE both `data` and `old`, DELETE only `old`."""
-    wants_data = op in ("insert", "update")
-    wants_old = op in ("update", "delete")
-    for name, value, wanted in (("data", data, wants_data), ("old", old, wants_old)):
-        if wanted and value is None:
-            raise Malformed(f"{op.upper()} message without {name!r}")
-        if not wanted and value is not None:
-            raise Malformed(f"{op.upper()} message must not carry {name!r}")

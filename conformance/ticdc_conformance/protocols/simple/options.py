@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from ticdc_conformance.protocols.common.compression import codec_option
 from ticdc_conformance.protocols.common.wire import Malformed, bool_option
+
 from .temporal import load_zone
 
 ENCODINGS = ("json", "avro")

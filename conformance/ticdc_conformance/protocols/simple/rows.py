@@ -16,9 +16,10 @@ import binascii
 import math
 from typing import Any, Callable, Optional
 
-from ticdc_conformance.protocols.common.wire import Malformed, is_canonical_base64
 from ticdc_conformance.protocols.common.keys import carried_key
-from .table import ColumnInfo, TableInfo
+from ticdc_conformance.protocols.common.wire import Malformed, is_canonical_base64
+
+from .message import ColumnInfo, TableInfo
 from .values import DECIMAL_RE, FLOAT_RE, INT_CHARS, TEMPORAL_RE, from_avro, from_json
 
 Converter = Callable[[Any], Any]  # a non-NULL wire value -> its canonical value

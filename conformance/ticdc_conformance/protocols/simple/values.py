@@ -12,9 +12,11 @@ import math
 import re
 from typing import Any, Callable
 
-from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int
 from ticdc_conformance.protocols.common.floats import float32_as_read
-from .table import ColumnInfo
+from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
+
+from .message import ColumnInfo
 from .temporal import render_timestamp
 
 # TiCDC prints integers with strconv (message.go encodeValue): digits after an optional minus sign; a

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Callable, Literal, Optional
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from ticdc_conformance.protocols.simple.table import ColumnInfo
+from ticdc_conformance.protocols.simple.message import ColumnInfo
 
 _I64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 # A TSO or a schema version: unsigned on the wire; above 2**63 - 1 (no TiDB TSO gets there) the

@@ -1,73 +1,14 @@
-"""The table schema a BOOTSTRAP or DDL message carries (spec 004, "TableSchema definition").
-
-DML messages carry no types (spec 004, "Message consumption scenarios"), so every value is read through
-the column description cached from here: its mysqlType decides how the wire value is parsed.
+"""The table schema a BOOTSTRAP or DDL message carries, as message.TableInfo (spec 004, "TableSchema
+definition"): JSON and Avro alike, the database named `schema` in JSON and `database` in Avro.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
 from ticdc_conformance.protocols.common.wire import Malformed
+
+from ..message import KIND_OF, ColumnInfo, TableInfo
 from .fields import get_bool, get_dict, get_int, get_list, get_str, get_str_list
-
-# spec 004, "mysqlType 参考表格": every mysqlType a TableSchema may name, grouped by how its value is read.
-_INTEGER_RANGES = {
-    "tinyint": (-(2**7), 2**7 - 1, 2**8 - 1),
-    "bool": (-(2**7), 2**7 - 1, 2**8 - 1),
-    "smallint": (-(2**15), 2**15 - 1, 2**16 - 1),
-    "mediumint": (-(2**23), 2**23 - 1, 2**24 - 1),
-    "int": (-(2**31), 2**31 - 1, 2**32 - 1),
-    "bigint": (-(2**63), 2**63 - 1, 2**64 - 1),
-}
-_KIND_OF = {
-    "float": "float", "double": "double", "decimal": "decimal",
-    "char": "text", "varchar": "text", "tinytext": "text", "text": "text", "mediumtext": "text", "longtext": "text",
-    "binary": "binary", "varbinary": "binary",
-    "tinyblob": "binary", "blob": "binary", "mediumblob": "binary", "longblob": "binary",
-    "date": "date", "datetime": "datetime", "timestamp": "timestamp", "time": "time",
-    "year": "year", "enum": "enum", "set": "set", "bit": "bit", "json": "json",
-}
-_KIND_OF.update({name: "integer" for name in _INTEGER_RANGES})
-
-
-@dataclass(frozen=True)
-class ColumnInfo:
-    name: str
-    mysql_type: str
-    kind: str  # integer | float | double | decimal | text | binary | date | datetime | timestamp | time | year | enum | set | bit | json
-    charset: str
-    unsigned: bool
-    length: int
-    decimal: int
-    elements: tuple[str, ...]
-    nullable: bool
-
-    @property
-    def int_range(self) -> tuple[int, int]:
-        lo, hi, uhi = _INTEGER_RANGES[self.mysql_type]
-        return (0, uhi) if self.unsigned else (lo, hi)
-
-
-@dataclass(frozen=True)
-class TableInfo:
-    schema: str
-    table: str
-    table_id: int
-    version: int
-    columns: tuple[ColumnInfo, ...]
-    # The keys a row may be identified by, best first: the primary key, then the NOT NULL unique
-    # keys in the order TiCDC picks its handle key from them (`_key_candidates`).
-    keys: tuple[tuple[str, ...], ...]
-    by_name: dict[str, ColumnInfo] = field(compare=False, repr=False)
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.schema, self.table, self.version)
-
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns)
 
 
 def _column(raw: object, where: str) -> ColumnInfo:
@@ -79,7 +20,7 @@ def _column(raw: object, where: str) -> ColumnInfo:
     mysql_type = get_str(dt, "mysqlType", where)
     charset = get_str(dt, "charset", where)
     get_str(dt, "collate", where)
-    kind = _KIND_OF.get(mysql_type)
+    kind = KIND_OF.get(mysql_type)
     if kind is None:
         raise Malformed(f"{where}: unknown mysqlType {mysql_type!r}")
     # TiCDC pkg/sink/codec/simple/decoder.go newTiColumnInfo: a string or blob column whose charset is

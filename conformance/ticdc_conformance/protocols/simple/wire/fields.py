@@ -1,4 +1,5 @@
-"""Typed field access for decoded Simple messages, failing with `Malformed` instead of KeyError/TypeError.
+"""Typed field access for decoded Simple messages, failing with `Malformed` instead of KeyError/TypeError,
+and the DML's fields every encoding reads alike: its checksum and which row images it carries.
 
 JSON and Avro both end up as Python dicts; Go's `omitempty` (TiCDC pkg/sink/codec/simple/message.go, the
 `message` struct tags) means an absent JSON key and an Avro null union both stand for "not set", so
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, overload
 
 from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_contract.checksum import RowChecksum
 
 MAX_U64 = 2**64 - 1
 
@@ -101,3 +103,26 @@ def get_str_list(obj: dict, key: str, where: str, optional: bool = False) -> Opt
         if not isinstance(item, str):
             raise Malformed(f"{where}: field {key!r} must hold strings, got {type(item).__name__}")
     return tuple(items)
+
+
+def checksum_from_wire(raw: Optional[dict], where: str) -> Optional[RowChecksum]:
+    """TiCDC's `checksum` struct (JSON) / Checksum record (Avro): an int version, a bool and two uint32s
+    (Avro longs holding int64(uint32))."""
+    if raw is None:
+        return None
+    where = f"{where} checksum"
+    return RowChecksum(version=get_int(raw, "version", where, lo=0, hi=2**31 - 1),
+                       corrupted=get_bool(raw, "corrupted", where),
+                       current=get_int(raw, "current", where, lo=0, hi=2**32 - 1),
+                       previous=get_int(raw, "previous", where, lo=0, hi=2**32 - 1))
+
+
+def row_maps(op: str, data: Optional[dict], old: Optional[dict]) -> None:
+    """Spec 004, DML: INSERT has only `data`, UPDATE both `data` and `old`, DELETE only `old`."""
+    wants_data = op in ("insert", "update")
+    wants_old = op in ("update", "delete")
+    for name, value, wanted in (("data", data, wants_data), ("old", old, wants_old)):
+        if wanted and value is None:
+            raise Malformed(f"{op.upper()} message without {name!r}")
+        if not wanted and value is not None:
+            raise Malformed(f"{op.upper()} message must not carry {name!r}")

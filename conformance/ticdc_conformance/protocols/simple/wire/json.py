@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from ticdc_conformance.protocols.common.wire import Malformed, json_object
-from .fields import MAX_U64, get_bool, get_dict, get_int, get_str
-from .message import (DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage,
-                      checksum_from_wire, row_maps)
+
+from ..message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage
+from .fields import MAX_U64, checksum_from_wire, get_bool, get_dict, get_int, get_str, row_maps
 from .table import table_from_wire
 
 
