@@ -47,7 +47,7 @@ class _BoundedReader(io.BytesIO):
     lengths past the end keeps a hostile prefix from ever asking for more than the record holds.
     """
 
-    def read(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+    def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0:
             raise EOFError("unbounded or negative read length")
         if size > len(self.getbuffer()) - self.tell():
@@ -75,6 +75,7 @@ def _read(value: bytes) -> tuple[str, dict]:
     # it reads whole from the plain buffer is one the bounded reader reads the same; for any other, the
     # bounded reader reads it again and says where it breaks.
     fo: io.BytesIO = io.BytesIO(value)
+    datum: object
     try:
         if value[:1] == _MESSAGE_TAG:
             fo.seek(1)
@@ -89,9 +90,9 @@ def _read(value: bytes) -> tuple[str, dict]:
     message = _unwrap(datum, _NS + "Message", "Avro datum")
     mtype = message.get("type")
     payload = message.get("payload")
-    expected = _PAYLOAD_OF.get(mtype)
-    if expected is None:
+    if not isinstance(mtype, str) or mtype not in _PAYLOAD_OF:  # the schema's enum makes it a str
         raise Malformed(f"unknown message type {mtype!r}")
+    expected = _PAYLOAD_OF[mtype]
     return mtype, _unwrap(payload, expected, f"{mtype} message payload")
 
 
