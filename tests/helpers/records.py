@@ -5,6 +5,7 @@ from typing import Any, Optional
 import orjson
 
 from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tso import physical_ms
 
 
 def _payload(part: Any) -> Optional[bytes]:
@@ -17,3 +18,9 @@ def kafka_record(value: Any = None, key: Any = None, *, topic: str = "t", partit
     written as JSON; None stays a missing key or a tombstone. A test module binds its own
     coordinates with functools.partial."""
     return KafkaRecord(topic, partition, offset, _payload(key), _payload(value), timestamp_ms, headers)
+
+
+def message_record(message: Any, *, topic: str = "t", partition: int = 0, offset: int = 0) -> KafkaRecord:
+    """The record a sink writes for an encoder's message (key, value, headers), stamped with the
+    physical time of the message's TSO as TiCDC's producer does."""
+    return KafkaRecord(topic, partition, offset, message.key, message.value, physical_ms(message.ts), message.headers)

@@ -19,8 +19,10 @@ from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, Tab
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
-from ticdc_contract.tso import compose, physical_ms
+from ticdc_contract.tso import compose
 from ticdc_contract.tidb_types import int_type, varchar
+
+from tests.helpers import message_record
 
 TOPIC = "t"
 T = TableSchema("s", "t", 100, (Column("id", int_type(), nullable=False), Column("v", varchar(8))),
@@ -51,7 +53,7 @@ class Topic:
         messages += enc.flush()
         out = []
         for m in messages:
-            out.append(KafkaRecord(TOPIC, p, self.offsets[p], m.key, m.value, physical_ms(m.ts), m.headers))
+            out.append(message_record(m, topic=TOPIC, partition=p, offset=self.offsets[p]))
             self.offsets[p] += 1
         return out
 

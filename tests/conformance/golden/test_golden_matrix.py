@@ -14,6 +14,8 @@ from ticdc_conformance.golden.matrix import (SCENARIO_CASES, VARIANTS, GoldenMat
                                                     level_of, variant_config)
 from ticdc_conformance.rules.catalogue import default_catalogue
 
+from tests.helpers import kafka_record
+
 
 def test_every_listed_scenario_has_cases_and_every_variant_is_used():
     all_cases = list(cases())
@@ -118,7 +120,7 @@ def test_the_capped_types_history_applies_cleanly():
 
 # --- checkpoints ----------------------------------------------------------------------------------
 def _wm(partition: int, offset: int, ms: int, ts: int) -> tuple[KafkaRecord, int]:
-    return KafkaRecord("t", partition, offset, None, b"", ms), ts
+    return kafka_record(b"", partition=partition, offset=offset, timestamp_ms=ms), ts
 
 
 def test_the_global_watermark_is_the_minimum_and_ignores_a_restarts_lower_watermark():

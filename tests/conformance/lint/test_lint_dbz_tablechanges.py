@@ -21,8 +21,9 @@ from ticdc_contract.model import DDL, Column, DDLType, Index, TableSchema
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.events import DDLEvent
-from ticdc_contract.tso import physical_ms
 from ticdc_contract.tidb_types import TiDBType
+
+from tests.helpers import message_record
 
 from .test_lint import simulate
 
@@ -66,7 +67,7 @@ def _with_ddl() -> tuple[list[KafkaRecord], object, dict[tuple[str, int], int]]:
             encoder = encoder_module("debezium").new_encoder(cfg, topic, partition)
             (m,) = encoder.encode(DDLEvent(ddl))
             added[(topic, partition)] = len(records)
-            records.append(KafkaRecord(topic, partition, offset, m.key, m.value, physical_ms(m.ts), m.headers))
+            records.append(message_record(m, topic=topic, partition=partition, offset=offset))
     return records, settings, added
 
 

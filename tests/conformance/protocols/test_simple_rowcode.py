@@ -13,7 +13,8 @@ import pytest
 
 from ticdc_conformance.protocols.simple import new_decoder
 from ticdc_conformance.protocols.simple._fast.shapes import SHAPES_PER_TABLE
-from ticdc_contract.record import KafkaRecord
+
+from tests.helpers import kafka_record
 
 from .test_simple_decoder import column, dtype, pk
 from .test_simple_fast_path import JSON, Pair
@@ -57,11 +58,11 @@ def test_hostile_column_names_decode_alike(names, fast):
 def test_every_event_field_is_set():
     cols = [column("id", dtype("int")), column("c", dtype("varchar", "utf8mb4"))]
     dec = new_decoder({"encoding-format": "json"})
-    dec.decode(KafkaRecord("t", 0, 0, None, JSON.bootstrap(cols, [pk("id")]), 0))
+    dec.decode(kafka_record(JSON.bootstrap(cols, [pk("id")])))
     for offset in (1, 2):  # two steps, then one
         value = JSON.dml("UPDATE", data={"id": "1", "c": "x"}, old={"id": "1", "c": "y"})
         assert dec._fast.decode(value) is not None
-        [event] = dec.decode(KafkaRecord("t", 0, offset, None, value, 0))
+        [event] = dec.decode(kafka_record(value, offset=offset))
         assert {f.name: getattr(event, f.name) for f in dataclasses.fields(event)} == {
             "schema": "db", "table": "t", "op": "update", "commit_ts": event.commit_ts,
             "after": {"id": 1, "c": "x"}, "before": {"id": 1, "c": "y"}, "key_columns": ("id",),
