@@ -6,11 +6,10 @@ from functools import partial
 
 import orjson
 
+from tests.helpers import kafka_record
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.protocols.debezium import new_decoder
 from ticdc_conformance.protocols.debezium.message import DebeziumMessage
-
-from tests.helpers import kafka_record
 
 rec = partial(kafka_record, topic="dbz", partition=2, offset=7)
 FIELDS = [{"type": "int32", "optional": False, "field": "id"}]

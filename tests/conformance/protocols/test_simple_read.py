@@ -6,13 +6,12 @@ from __future__ import annotations
 import copy
 from functools import partial
 
+from tests.helpers import kafka_record
+from tests.spec_examples.corpus import spec_message
 from ticdc_conformance.events import DecodedBootstrap, DecodedRow
 from ticdc_conformance.protocols.simple import SimpleDecoder
 from ticdc_conformance.protocols.simple.decoder import SimpleRead
 from ticdc_conformance.protocols.simple.message import BootstrapMessage, DMLMessage
-
-from tests.helpers import kafka_record
-from tests.spec_examples.corpus import spec_message
 
 rec = partial(kafka_record, topic="simple-topic", partition=1)
 VERSION = 447984074911121426

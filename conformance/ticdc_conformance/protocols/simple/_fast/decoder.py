@@ -3,7 +3,7 @@ read by msgspec into types built once per table schema version (structs.py, plan
 through orjson dicts and a converter call per value.
 
 It only ever accepts: whatever it cannot vouch for makes it decline (return None) and the reference
-path (wire_json.py, rows.py) decodes the message or names what is wrong with it. It declines DDL,
+path (wire/json.py, rows.py) decodes the message or names what is wrong with it. It declines DDL,
 BOOTSTRAP and WATERMARK messages, large-message placeholders, rows with checksums, an UPDATE whose
 two images carry different columns, rows of a schema version not yet known (the reference path
 holds them), and any value msgspec or the plan's checks refuse. So every event it returns is the

@@ -8,7 +8,7 @@ images, which it keeps as raw JSON, and the Struct of the version it names reads
 Struct's fields are the table's columns in table order, so `msgspec.to_builtins` gives the row in
 the order the reference path gives it, under the columns' names.
 
-The types only ever accept what the reference path (wire_json.py, rows.py) accepts too; anything
+The types only ever accept what the reference path (wire/json.py, rows.py) accepts too; anything
 else fails in msgspec, and the fast path leaves the message to the reference path:
 - `forbid_unknown_fields`: a field the fast path does not read (`handleKeyOnly`, `claimCheckLocation`,
   `checksum`, a column the schema version lacks) is left to the reference path;
@@ -36,7 +36,7 @@ _I64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
 # reference path reads it.
 _U63 = Annotated[int, Meta(ge=0, le=2**63 - 1)]
 
-# A missing image and a null one both mean "no image" (wire_json.py reads them with get_dict optional).
+# A missing image and a null one both mean "no image" (wire/json.py reads them with get_dict optional).
 MISSING_IMAGE = Raw(b"")
 NO_IMAGE = (MISSING_IMAGE, Raw(b"null"))
 
