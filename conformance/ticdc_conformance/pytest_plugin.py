@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ticdc_conformance.consumers.adapters.program import DEFAULT_TIMEOUT_S
+from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,15 +42,11 @@ class ConformanceHarness:
 
     def run(self, encoding: str, consumer: str | None = None, scenario: str | None = None, seed: int | None = None,
             final_state_only: bool | None = None):
+        from .consumers.adapters import adapter_for
         from .runner import run_encoding
 
-        spark = None
-        chosen = consumer or self.consumer
-        if chosen == "spark":
-            from ticdc_conformance.consumers.spark.job import spark_session
-            spark = spark_session()
         return run_encoding(scenario or self.scenario, self.seed if seed is None else seed, encoding,
-                            self.work, chosen, spark,
+                            self.work, adapter_for(consumer or self.consumer),
                             final_state_only=self.final_state_only if final_state_only is None else final_state_only,
                             consumer_timeout_s=self.consumer_timeout_s)
 

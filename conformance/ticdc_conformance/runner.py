@@ -24,21 +24,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ticdc_conformance.consumers.adapters import (
+    Capabilities,
+    ConsumerAdapter,
+    ConsumerRun,
+    RunOptions,
+    Stream,
+    adapter_for,
+    shown_by_output,
+)
+from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
+from ticdc_conformance.findings.finding import Finding, RunContext
+from ticdc_conformance.findings.outcome import (
+    CONFORMANT,
+    CONSUMER_ERROR,
+    EXIT_CODES,
+    FINAL_STATE_ONLY,
+    FINAL_STATE_ONLY_ACCEPTED,
+    FINAL_STATE_ONLY_REASON,
+    NOT_CONFORMANT,
+    ORDERING_NOT_VERIFIED,
+)
+from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.sink.config import SinkConfig
 
 from .checks.checkpoints import CheckpointVerdict, check_checkpoints
 from .checks.differential import TableVerdict, check_final_state
-from ticdc_conformance.findings.finding import Finding, RunContext
 from .checks.locate import locate_findings
-from ticdc_conformance.consumers.adapters import (Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream,
-                                                  adapter_for, shown_by_output)
-from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
 from .errors import CaseError, ConsumerError
 from .folders import case_folder, options_digest, recreate
-from ticdc_conformance.findings.outcome import (CONFORMANT, CONSUMER_ERROR, EXIT_CODES, FINAL_STATE_ONLY, FINAL_STATE_ONLY_ACCEPTED,
-                      FINAL_STATE_ONLY_REASON, NOT_CONFORMANT, ORDERING_NOT_VERIFIED)
-from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 
 CONSUMER_TIMEOUT_S = DEFAULT_TIMEOUT_S
 FINDINGS_SHOWN_PER_RULE = 5  # printed per rule by `run` and `check`; the JSON files keep them all

@@ -42,3 +42,17 @@ def encoding_name(protocol: str, encoding_format: str = "json") -> str:
         return f"{SIMPLE}-{encoding_format}"
     return protocol
 
+
+ALL = "all"
+
+
+def encodings_named(name: str, encoding_format: str = "json") -> list[str]:
+    """The encodings `name` stands for: every one (`all`), a protocol's (Simple: the one of
+    `encoding_format`), or an encoding itself. ValueError for any other name."""
+    if name == ALL:
+        return list(ENCODINGS)
+    if name == SIMPLE:
+        return [encoding_name(SIMPLE, encoding_format)]
+    if name not in ENCODINGS:
+        raise ValueError(f"unknown protocol {name!r}; expected {ALL}, {', '.join(ENCODINGS)} or {SIMPLE}")
+    return [name]

@@ -6,8 +6,11 @@ Exit codes: 0 when no `required` rule is broken (recommended and info findings a
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
+
+import click
 
 from .findings import DEFAULT_LIMIT, INFO, Finding, Findings
 from .run import LintResult, lint, lint_record_files
@@ -92,3 +95,32 @@ def _lint(settings: LintSettings, findings: Findings, records: Optional[Path], k
         return lint_record_files(records, settings, findings)
     source = KafkaTopic(kafka, topic, settings.topics.get(topic))
     return lint(source, settings, findings, source.partitions)
+
+
+@click.command("lint")
+@click.option("--records", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A record-file folder (Parquet, Spark's Kafka-source columns, docs/consumer-protocol.md).")
+@click.option("--kafka", "bootstrap", default=None, help="Read a Kafka topic instead: the bootstrap servers.")
+@click.option("--topic", default=None, help="With --kafka: the topic to read.")
+@click.option("--protocol", "-p", default=None,
+              help="open-protocol, canal-json, debezium, simple (with --encoding), simple-json or simple-avro; "
+                   "default: the manifest's.")
+@click.option("--encoding", "--encoding-format", "encoding", type=click.Choice(["json", "avro"]), default=None,
+              help="Simple protocol encoding (TiCDC's encoding-format).")
+@click.option("--manifest", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A run's manifest.json: sink options and partition counts (default: beside --records, if there).")
+@click.option("--sink-option", "sink_options", multiple=True, metavar="NAME=VALUE",
+              help="A TiCDC sink option of the stream, TiCDC's name (e.g. enable-tidb-extension=true); repeatable.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--replay-horizon", "horizon", type=click.IntRange(min=1), default=None,
+              help="Watermarks a partition's replay may go back (default 64); older events are not judged.")
+@click.option("--max-tracked", "capacity", type=click.IntRange(min=1), default=None,
+              help="Events and row keys remembered per partition/topic (default 1000000).")
+@click.option("--max-findings", "limit", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Findings listed in --format json (all are counted).")
+def lint_cmd(records: Optional[Path], bootstrap: Optional[str], topic: Optional[str], protocol: Optional[str],
+             encoding: Optional[str], manifest: Optional[Path], sink_options: tuple[str, ...], fmt: str,
+             horizon: Optional[int], capacity: Optional[int], limit: int) -> None:
+    """Check a Kafka record stream against the spec rules (docs/lint.md); exit 1 on a required violation."""
+    sys.exit(run(click.echo, records, bootstrap, topic, protocol, encoding, manifest, sink_options,
+                 fmt, horizon, capacity, limit))

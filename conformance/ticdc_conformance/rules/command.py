@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence
+
+import click
+
+from ticdc_contract.protocols import encodings_named
 
 from .catalogue import default_catalogue
 from .coverage import Coverage, coverage
@@ -82,3 +87,26 @@ def _run(echo: Callable[[str], None], protocols: Optional[Sequence[str]], level:
         failed = True
         echo(f"{len(cov.without_check)} rule(s) without a check: " + " ".join(r.id for r in cov.without_check))
     return 1 if failed else 0
+
+
+@click.command("rules")
+@click.option("--protocol", "-p", default=None,
+              help="Only rules for this encoding: open-protocol, canal-json, debezium, simple, simple-json, "
+                   "simple-avro.")
+@click.option("--level", type=click.Choice(LEVELS), default=None, help="Only rules of this level.")
+@click.option("--topic", default=None, help="Only rules of this topic (the middle part of the id, e.g. bootstrap).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--coverage", "show_coverage", is_flag=True, help="Show rule -> checks -> tests instead.")
+@click.option("--strict", is_flag=True, help="With --coverage: exit 1 listing the rules without a check.")
+@click.option("--tests", "tests_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("tests"),
+              show_default=True, help="Where --coverage looks for tests marked @pytest.mark.rules.")
+@click.option("--write", "write_to", is_flag=False, flag_value="docs/rules.md", default=None,
+              type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown page (default docs/rules.md).")
+def rules_cmd(protocol: Optional[str], level: Optional[str], topic: Optional[str], fmt: str, show_coverage: bool,
+              strict: bool, tests_dir: Path, write_to: Optional[Path]) -> None:
+    """List the rule catalogue: every normative statement of the specs (docs/rules.md)."""
+    try:
+        protocols = encodings_named(protocol) if protocol else None
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    sys.exit(run(click.echo, protocols, level, topic, fmt, show_coverage, strict, tests_dir, write_to))

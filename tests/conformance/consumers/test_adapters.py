@@ -8,14 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from ticdc_conformance.checks.checkpoints import check_checkpoints
-from ticdc_conformance.consumers.adapters import (FINAL_STATE_ONLY, Capabilities, ProgramConsumer, RunOptions,
-                                                  SequentialConsumer, SparkConsumer, Stream, adapter_for)
-from ticdc_conformance.findings.outcome import CONSUMER_ERROR, FINAL_STATE_ONLY as FINAL_STATE_ONLY_OUTCOME
+from ticdc_conformance.consumers.adapters import (
+    FINAL_STATE_ONLY,
+    Capabilities,
+    ProgramConsumer,
+    RunOptions,
+    SequentialConsumer,
+    SparkConsumer,
+    Stream,
+    adapter_for,
+)
+from ticdc_conformance.findings.outcome import CONSUMER_ERROR
+from ticdc_conformance.findings.outcome import FINAL_STATE_ONLY as FINAL_STATE_ONLY_OUTCOME
 from ticdc_conformance.runner import run_encoding
 from ticdc_generators.pipeline import config_for, generate
-
-from tests.conftest import ROOT
 
 FINAL_ONLY = ROOT / "tests" / "consumers" / "final_only.py"
 BOTH = Capabilities(applied_log=True, states=True)

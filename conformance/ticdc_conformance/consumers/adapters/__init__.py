@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .interface import (FINAL_STATE_ONLY, Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream,
-                        shown_by_output)
+from .interface import FINAL_STATE_ONLY, Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream, shown_by_output
 from .program import ProgramConsumer
 from .reference import SequentialConsumer, SparkConsumer
 

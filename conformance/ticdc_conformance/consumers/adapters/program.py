@@ -21,8 +21,14 @@ from typing import Iterator
 
 from ticdc_conformance.errors import ConsumerError
 
-from .interface import DEFAULT_TIMEOUT_S, Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream, \
-    shown_by_output
+from .interface import (
+    Capabilities,
+    ConsumerAdapter,
+    ConsumerRun,
+    RunOptions,
+    Stream,
+    shown_by_output,
+)
 
 LOG_FILE = "consumer.log"
 KILL_GRACE_S = 5  # between SIGTERM and SIGKILL to the group: time to flush and exit cleanly

@@ -1,0 +1,312 @@
+"""The subcommands that drive the generator and runner.py: `scenarios`, `generate` (a scenario's
+records as TiCDC's Kafka sink sends them), `run` (generate, consume, check), `check` (the verdict on
+outputs however they were written) and `differential` (every encoding against every other).
+
+They sit in the entry-point layer beside runner.py because they import the generator and the
+runner; the commands of the lower layers' packages are in those packages (cli.py gathers them)."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ticdc_contract.protocols import ALL
+from ticdc_generators.pipeline import generate
+from ticdc_generators.scenarios import SCENARIOS
+
+from .command_line import (
+    console,
+    encoding_names,
+    encoding_option,
+    final_state_only_option,
+    protocol_option,
+    report_option,
+    resolve_encodings,
+    seed_option,
+    time_zone_option,
+)
+from .consumers.adapters.interface import DEFAULT_TIMEOUT_S as CONSUMER_TIMEOUT_S
+
+_scenario_option = click.option("--scenario", "-s", default="smoke", show_default=True,
+                                type=click.Choice(sorted(SCENARIOS)), help="Named scenario.")
+_changefeed_option = click.option(
+    "--changefeed", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+    help="A TiCDC changefeed TOML whose [sink] options apply on top of the encoding's defaults.")
+_sink_uri_option = click.option("--sink-uri", default=None,
+                                help="A TiCDC Kafka sink URI (kafka://host/topic?protocol=…&…) applied the same way.")
+_profile_option = click.option(
+    "--version-profile", "version_profile", type=click.Choice(["ticdc", "tiflow"]), default="ticdc", show_default=True,
+    help="The TiCDC generation simulated: ticdc (pingcap/ticdc, the newest) or tiflow (classic TiCDC); "
+         "see docs/version-profiles.md.")
+_DELIVERY = {  # option -> SinkConfig simulator setting (docs/scenarios.md, "Delivery")
+    "failovers": "failovers", "failover_spacing": "failover_spacing", "checkpoint_lag": "checkpoint_lag",
+    "interleave_tables": "interleave_tables",
+}
+
+
+def _delivery_options(f):
+    """Simulator settings a run can override on any scenario: how often the simulated changefeed
+    restarts (at-least-once replays) and whether tables interleave within a partition."""
+    options = [
+        click.option("--failovers", type=click.IntRange(min=0), default=None,
+                     help="Restart the simulated changefeed N times (replays from the checkpoint); "
+                          "default: the scenario's."),
+        click.option("--failover-spacing", type=click.IntRange(min=1), default=None,
+                     help="About this many history events between restarts; default: the scenario's."),
+        click.option("--checkpoint-lag", type=click.IntRange(min=0), default=None,
+                     help="Restart from the checkpoint this many checkpoints behind the last one."),
+        click.option("--interleave-tables/--no-interleave-tables", default=None,
+                     help="Interleave tables' row events within a partition between watermarks, as "
+                          "TiCDC's per-table pipelines may; default: the scenario's."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _delivery(kwargs: dict) -> dict:
+    """Pops the delivery options out of a command's keyword arguments; None means the scenario's."""
+    given = {name: kwargs.pop(name) for name in _DELIVERY}
+    return {_DELIVERY[name]: value for name, value in given.items() if value is not None}
+
+
+def _delivery_args(delivery: dict) -> list[str]:
+    """The same settings as command-line arguments, for replay commands."""
+    out = []
+    for name, setting in _DELIVERY.items():
+        if setting in delivery:
+            value = delivery[setting]
+            flag = name.replace("_", "-")
+            out.append(f"--{flag}" if value is True else f"--no-{flag}" if value is False else f"--{flag} {value}")
+    return out
+
+
+def _configure(scenario: str, encoding: str, time_zone: str, changefeed: Path | None, sink_uri: str | None,
+               version_profile: str = "ticdc", delivery: dict | None = None):
+    from ticdc_generators.pipeline import configure
+    from ticdc_generators.sink.changefeed import ChangefeedConfigError
+
+    try:
+        return configure(scenario, encoding, time_zone, changefeed, sink_uri, version_profile, delivery)
+    except ChangefeedConfigError as e:
+        raise click.UsageError(str(e)) from None
+
+
+@contextlib.contextmanager
+def _changefeed_failure(scenario: str, seed: int, encoding: str):
+    """Where real TiCDC would fail the changefeed, the run stops with TiCDC's reason, not a traceback."""
+    from ticdc_generators.errors import ChangefeedFailure
+
+    try:
+        yield
+    except ChangefeedFailure as e:
+        click.echo(f"error: {encoding}: the simulated TiCDC changefeed fails (scenario {scenario}, seed {seed}): {e}",
+                   err=True)
+        sys.exit(2)
+
+
+@click.command()
+def scenarios() -> None:
+    """List the named scenarios."""
+    for name in sorted(SCENARIOS):
+        console.print(f"[bold]{name}[/bold]  {SCENARIOS[name].description}")
+
+
+@click.command("generate")
+@_scenario_option
+@seed_option
+@time_zone_option
+@_profile_option
+@_delivery_options
+@_changefeed_option
+@_sink_uri_option
+@protocol_option
+@encoding_option
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder: records/, manifest.json, truth/ (one sub-folder per encoding with --protocol all).")
+@click.option("--replace", is_flag=True,
+              help="Empty a non-empty --out first; only one that holds what generate (and run/check) write "
+                   "there, never the root, the home folder, the current folder or a repository.")
+@click.option("--events", type=click.IntRange(min=1), default=None,
+              help="Number of row events, for scenarios that take a size (e.g. large).")
+def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None,
+                 sink_uri: str | None, protocol: str, encoding: str | None, out: Path, replace: bool,
+                 events: int | None, **delivery_options) -> None:
+    """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them, into a new
+    or empty folder (--replace empties an earlier generate output first)."""
+    from .folders import FolderRefused, prepare_generate_output
+
+    delivery = _delivery(delivery_options)
+    encodings = resolve_encodings(protocol, encoding)
+    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
+               for enc in encodings}
+    try:
+        prepare_generate_output(out, replace)
+    except FolderRefused as e:
+        raise click.UsageError(str(e)) from None
+    for enc in encodings:
+        target = out / enc if len(encodings) > 1 else out
+        with _changefeed_failure(scenario, seed, enc):
+            manifest = generate(scenario, seed, configs[enc], target, events=events)
+        console.print(f"{enc}: {manifest['records']} records in {target}/records "
+                      f"({', '.join(f'{t}×{n}' for t, n in manifest['topics'].items())} partitions)")
+
+
+@click.command()
+@_scenario_option
+@seed_option
+@time_zone_option
+@_profile_option
+@_delivery_options
+@_changefeed_option
+@_sink_uri_option
+@protocol_option
+@encoding_option
+@click.option("--consumer", default="spark", show_default=True,
+              help="spark | local | a command implementing docs/consumer-protocol.md, split into argv by POSIX "
+                   "shell rules (quote an argument with spaces) and run without a shell.")
+@click.option("--consumer-timeout", "consumer_timeout", type=click.FloatRange(min=0, min_open=True),
+              default=CONSUMER_TIMEOUT_S, show_default=True,
+              help="Seconds a consumer command may run; then its whole process group is killed (exit 3). "
+                   "Not for the in-process spark and local consumers.")
+@final_state_only_option
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/work"),
+              show_default=True, help="Scratch folder: WORK/<scenario>-seed<N>[-<options digest>]/<encoding> per "
+                                      "encoding, emptied before each run (records, truth, the consumer's output, "
+                                      "consumer.log, result.json).")
+@report_option
+@click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
+@click.option("--events", type=click.IntRange(min=1), default=None,
+              help="Number of row events, for scenarios that take a size (e.g. large).")
+def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None, sink_uri: str | None,
+        protocol: str, encoding: str | None, consumer: str, consumer_timeout: float, final_state_only: bool,
+        work: Path, report: Path | None, master: str | None, events: int | None, **delivery_options) -> None:
+    """Generate, consume and check. Exit 0 when every encoding conforms, 1 on findings, 3 on a consumer
+    error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4)."""
+    from .consumers.adapters import adapter_for
+    from .consumers.adapters.program import Interrupted, signals_interrupt
+    from .folders import options_digest
+    from .runner import run_encoding
+
+    try:
+        adapter = adapter_for(consumer, master=master)  # a Spark session starts at the first encoding
+    except ValueError as e:
+        raise click.BadParameter(f"{consumer!r}: {e}", param_hint="--consumer") from None
+    delivery = _delivery(delivery_options)
+    encodings = resolve_encodings(protocol, encoding)
+    configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
+               for enc in encodings}
+    config_args = " ".join(([f"--changefeed {shlex.quote(str(changefeed))}"] if changefeed else [])
+                           + ([f"--sink-uri {shlex.quote(sink_uri)}"] if sink_uri else [])
+                           + ([f"--version-profile {version_profile}"] if version_profile != "ticdc" else [])
+                           + _delivery_args(delivery))
+    # One digest of the options for all encodings: their case folders sit side by side, and the
+    # report's name carries it. A changefeed file counts by its content, not its path.
+    changefeed_text = hashlib.sha256(changefeed.read_bytes()).hexdigest() if changefeed else None
+    options = [config_args, time_zone, events, changefeed_text]
+    digest = options_digest(options) if options != ["", "UTC", None, None] else ""
+    report_name = (f"{scenario}-seed{seed}-{ALL if encodings == encoding_names() else '+'.join(encodings)}"
+                   + (f"-{digest}" if digest else ""))
+    results = []
+    try:
+        with signals_interrupt():
+            for enc in encodings:
+                with console.status(f"{enc}: generating, consuming, checking…"):
+                    with _changefeed_failure(scenario, seed, enc):
+                        results.append(run_encoding(scenario, seed, enc, work, adapter, config=configs[enc],
+                                                    config_args=config_args, events=events,
+                                                    final_state_only=final_state_only,
+                                                    consumer_timeout_s=consumer_timeout, digest=digest))
+    except Interrupted as stop:
+        click.echo(f"run stopped by {stop}: the consumer's process group (if one was running) was killed; "
+                   f"what it wrote stays under {work}", err=True)
+        sys.exit(128 + stop.signum)  # the shell's status for a process ended by that signal
+    _verdicts(results, f"scenario {scenario}, seed {seed}, consumer {consumer}", report, report_name)
+
+
+def _verdicts(results: list, title: str, report: Path | None, report_name: str) -> None:
+    """One row per encoding, the findings of each failed one summarized per rule, the reports; exits
+    with the most severe encoding's code (outcome.py)."""
+    from ticdc_conformance.findings.outcome import CONFORMANT, STYLES, overall_exit
+    from ticdc_conformance.findings.report import full_list_files, report_paths, write_reports
+
+    from .runner import FINDINGS_SHOWN_PER_RULE
+
+    table = Table(title=title)
+    for col in ("encoding", "records", "tables", "rows", "findings", "verdict", "seconds"):
+        table.add_column(col)
+    for r in results:
+        verdict = r.outcome + (f", {len(r.undecidable)} undecidable" if r.undecidable else "")
+        table.add_row(r.encoding, str(r.records), str(len(r.tables)),
+                      str(sum(t.actual_rows for t in r.tables)), str(r.finding_count),
+                      f"[{STYLES[r.outcome]}]{verdict}[/{STYLES[r.outcome]}]", f"{r.seconds:.1f}")
+    console.print(table)
+    paths = report_paths(report, report_name) if report is not None else None
+    for r in results:
+        if r.outcome != CONFORMANT or r.undecidable:
+            click.echo(r.render(FINDINGS_SHOWN_PER_RULE, full_list_files(r, paths)))
+    if report is not None:
+        write_reports(results, report, name=report_name)
+        console.print(f"reports: {paths['junit']}, {paths['summary']}")
+    sys.exit(overall_exit(r.exit_code for r in results))
+
+
+@click.command()
+@click.option("--case", "case", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder written by `generate` (manifest.json, truth/, records/); the verdict is written "
+                   "into its result.json.")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The consumer's output folder (docs/consumer-protocol.md); default CASE/consumer.")
+@final_state_only_option
+@report_option
+def check(case: Path, out: Path | None, final_state_only: bool, report: Path | None) -> None:
+    """Check a consumer's outputs, written however it was run, against the ground truth of CASE; the
+    checks and exit status of `run` (docs/checks.md): 0 conformant, 1 findings, 2 a CASE or OUT that
+    is not one, 3 no final/ in OUT, 4 final state only."""
+    from .errors import CaseError
+    from .runner import check_options_digest, check_outputs
+
+    out = out if out is not None else case / "consumer"
+    try:
+        with console.status(f"checking {out} against {case}/truth…"):
+            result = check_outputs(case, out, final_state_only)
+    except CaseError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    try:
+        result.write_result_file()
+    except OSError as e:  # a read-only case folder: the reports still carry every finding
+        click.echo(f"note: could not write {result.result_file}: {e}", err=True)
+    _verdicts([result], f"scenario {result.scenario}, seed {result.seed}, {result.consumer}", report,
+              f"check-{result.scenario}-seed{result.seed}-{result.encoding}-{check_options_digest(case, out)}")
+
+
+@click.command("differential")
+@_scenario_option
+@seed_option
+@time_zone_option
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/work"),
+              show_default=True, help="Scratch folder for the generated records (one sub-folder per encoding).")
+@click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the verdict as JSON into this folder (differential-<scenario>-seed<N>.json).")
+def differential_cmd(scenario: str, seed: int, time_zone: str, work: Path, report: Path | None) -> None:
+    """Compare every encoding with every other at the fidelity they share; exit 1 on a disagreement
+    (an encoder or decoder bug; docs/checks.md)."""
+    from .cross_encoding import check_encodings_agree
+
+    with console.status(f"{scenario}: generating and decoding every encoding…"):
+        with _changefeed_failure(scenario, seed, "every encoding"):
+            verdict = check_encodings_agree(scenario, seed, work, time_zone=time_zone)
+    click.echo(verdict.render())
+    if report is not None:
+        report.mkdir(parents=True, exist_ok=True)
+        target = report / f"differential-{scenario}-seed{seed}.json"
+        target.write_text(json.dumps(verdict.to_json(), indent=2, ensure_ascii=False) + "\n")
+        console.print(f"report: {target}")
+    sys.exit(0 if verdict.agree else 1)
