@@ -2,8 +2,8 @@
 and the assertion that a decoder's fast path and its reference path agree."""
 
 from tests.helpers.decode_errors import assert_decode_error, decodes_or_decode_error
-from tests.helpers.fast_paths import assert_fast_matches_reference, decode_outcome
+from tests.helpers.fast_paths import assert_fast_matches_reference, decode_outcome, exact_events
 from tests.helpers.records import kafka_record, message_record
 
 __all__ = ["assert_decode_error", "assert_fast_matches_reference", "decode_outcome", "decodes_or_decode_error",
-           "kafka_record", "message_record"]
+           "exact_events", "kafka_record", "message_record"]

@@ -14,6 +14,12 @@ def _exact(value: Any) -> Any:
     return type(value).__name__, repr(value)
 
 
+def exact_events(events: list) -> list:
+    """Events in a form equal only for identical events: field by field, values by type and repr,
+    images in column order."""
+    return [(type(e).__name__, {f.name: _exact(getattr(e, f.name)) for f in dataclasses.fields(e)}) for e in events]
+
+
 def decode_outcome(decoder: Any, record: KafkaRecord) -> Any:
     """What a decoder makes of a record, in a form equal only for identical results: each event
     field by field with values by type and repr, images in column order; or the error's offset
@@ -22,7 +28,7 @@ def decode_outcome(decoder: Any, record: KafkaRecord) -> Any:
         events = decoder.decode(record)
     except DecodeError as err:
         return "DecodeError", err.offset, err.reason
-    return [(type(e).__name__, {f.name: _exact(getattr(e, f.name)) for f in dataclasses.fields(e)}) for e in events]
+    return exact_events(events)
 
 
 def assert_fast_matches_reference(fast: Any, reference: Any, record: KafkaRecord) -> Any:

@@ -4,8 +4,8 @@ the reference's answer wherever msgspec and orjson could read the same bytes dif
 from __future__ import annotations
 
 import copy
-import dataclasses
 import random
+from functools import partial
 from typing import Any, Optional
 
 import cramjam
@@ -14,9 +14,7 @@ import orjson
 import pytest
 
 from ticdc_conformance.fidelity.matrix import MatrixColumn, edge_values
-from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.common.wire import decode_errors
 from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.debezium import new_decoder
 from ticdc_conformance.protocols.debezium.columns import StructCache
@@ -28,6 +26,8 @@ from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.events import RowEvent
 from ticdc_contract.tidb_types import TiDBType, int_type, varchar
 from ticdc_contract.type_catalogue import all_types_matrix
+
+from tests.helpers import decode_outcome, exact_events, kafka_record
 
 BASE_TS = 1_767_225_600_000 << 18
 TOPIC = "fast"
@@ -79,7 +79,7 @@ def encoded(variant: str, rows: int = 24, zone: str = "UTC", table: Optional[Tab
         change = (RowChange(table, Op.INSERT, None, before), RowChange(table, Op.UPDATE, before, after),
                   RowChange(table, Op.DELETE, after, None))[n % 3]
         messages += encoder.encode(RowEvent(change, BASE_TS + 2 * n, BASE_TS + 2 * n - 1)) + encoder.flush()
-    return [KafkaRecord(TOPIC, 0, i, m.key, m.value, 0) for i, m in enumerate(messages)]
+    return [kafka_record(m.value, m.key, topic=TOPIC, offset=i) for i, m in enumerate(messages)]
 
 
 def options(variant: str, zone: str = "UTC") -> dict:
@@ -87,33 +87,11 @@ def options(variant: str, zone: str = "UTC") -> dict:
 
 
 def reference(opts: dict, rec: KafkaRecord):
-    """What the reference path alone (no plan, no fast path) makes of a record: its events or its error."""
-    dec = new_decoder(opts)
-    try:
-        with decode_errors(rec, unexpected="malformed message"):
-            return strict(dec._decode(rec))
-    except DecodeError as e:
-        return e.reason
+    """What the reference path alone (fast-path off, a fresh decoder) makes of a record: its events or its error."""
+    return decode_outcome(new_decoder(dict(opts, **{"fast-path": False})), rec)
 
 
-def outcome(dec, rec: KafkaRecord):
-    try:
-        return strict(dec.decode(rec))
-    except DecodeError as e:
-        return e.reason
-
-
-def strict(events: list) -> list:
-    """Events compared field by field, values by type and repr (1 != 1.0, 0.0 != -0.0), images in column order."""
-    def plain(v: Any) -> Any:
-        if isinstance(v, dict):
-            return [(k, type(x).__name__, repr(x)) for k, x in v.items()]
-        return type(v).__name__, repr(v)
-    return [(type(e).__name__, {f.name: plain(getattr(e, f.name)) for f in dataclasses.fields(e)}) for e in events]
-
-
-def record(value: bytes, key: Optional[bytes], like: Optional[KafkaRecord] = None) -> KafkaRecord:
-    return KafkaRecord(TOPIC, 1, like.offset if like else 3, key, value, 0)
+record = partial(kafka_record, topic=TOPIC, partition=1, offset=3)
 
 
 # --- what the encoder writes -------------------------------------------------------------
@@ -142,9 +120,9 @@ def test_every_message_of_the_encoder_takes_the_fast_path_and_equals_the_referen
     for rec in records:
         fast = dec._fast.decode(rec)
         assert (fast is not None) is fast_path_serves(rec, opts), rec.offset
-        assert outcome(dec, rec) == reference(opts, rec), rec.offset
+        assert decode_outcome(dec, rec) == reference(opts, rec), rec.offset
         if fast is not None:
-            assert strict(fast) == reference(opts, rec), rec.offset
+            assert exact_events(fast) == reference(opts, rec), rec.offset
     assert all(fast_path_serves(rec, opts) for rec in records[-24:])
 
 
@@ -155,7 +133,7 @@ def test_timestamps_in_another_zone(zone):
     dec = new_decoder(opts)
     for rec in encoded("schema", rows=30, zone=zone, table=table):
         assert dec._fast.decode(rec) is not None
-        assert outcome(dec, rec) == reference(opts, rec)
+        assert decode_outcome(dec, rec) == reference(opts, rec)
 
 
 def test_a_changed_table_schema_gets_its_own_plan():
@@ -166,8 +144,8 @@ def test_a_changed_table_schema_gets_its_own_plan():
     records = [r for pair in zip(encoded("schema", 6, table=old), encoded("schema", 6, table=new)) for r in pair]
     for rec in records:
         assert dec._fast.decode(rec) is not None
-        assert outcome(dec, rec) == reference(opts, rec)
-    c0 = {dict((k, t) for k, t, _ in e["after"])["c0"] for _, e in (outcome(dec, r)[0] for r in records)
+        assert decode_outcome(dec, rec) == reference(opts, rec)
+    c0 = {dict((k, t) for k, t, _ in e["after"])["c0"] for _, e in (decode_outcome(dec, r)[0] for r in records)
           if isinstance(e["after"], list)}
     assert c0 == {"int", "str", "NoneType"}
 
@@ -195,7 +173,7 @@ def test_the_key_columns_are_remembered_in_a_bounded_memo():
         rec = record(_text(dict(value, payload=dict(value["payload"], after=after))), _text(key))
         events = dec._fast.decode(rec)
         assert events is not None and events[0].key_columns == (("id",) if i % 2 else ())
-        assert strict(events) == reference(opts, rec)
+        assert exact_events(events) == reference(opts, rec)
         assert len(dec._fast._carried) <= MAX_PLANS
 
 
@@ -215,10 +193,10 @@ def _same_as_reference(value: bytes, key: Optional[bytes], variant: str = "schem
     opts = options(variant)
     dec = new_decoder(opts)
     rec = record(value, key)
-    assert outcome(dec, rec) == reference(opts, rec)
+    assert decode_outcome(dec, rec) == reference(opts, rec)
     if declined is not None:
         assert (dec._fast.decode(rec) is None) is declined
-    return outcome(dec, rec)
+    return decode_outcome(dec, rec)
 
 
 def test_the_base_message_of_these_cases_is_accepted():
@@ -338,7 +316,7 @@ def test_value_bytes_of_another_type_are_left_to_the_reference():
         opts = options("schema")
         rec = record(v, _text(key))
         assert new_decoder(opts)._fast.decode(rec) is None
-        assert outcome(new_decoder(opts), rec) == reference(opts, rec)
+        assert decode_outcome(new_decoder(opts), rec) == reference(opts, rec)
 
 
 def test_compressed_damage_gets_the_reference_answer():
@@ -347,7 +325,7 @@ def test_compressed_damage_gets_the_reference_answer():
     for v in (b"\x05garbage", bytes(cramjam.snappy.compress_raw(_text(value)[:-1])),
               bytes(cramjam.snappy.compress_raw(_text(value)))):
         rec = record(v, bytes(cramjam.snappy.compress_raw(_text(key))))
-        assert outcome(new_decoder(opts), rec) == reference(opts, rec)
+        assert decode_outcome(new_decoder(opts), rec) == reference(opts, rec)
 
 
 # --- damage at random ------------------------------------------------------------------------
@@ -402,12 +380,12 @@ def test_damaged_messages_get_the_reference_answer(variant):
     docs = [(orjson.loads(r.value), orjson.loads(r.key)) for r in base]
     for i in range(900):
         rec = base[i % len(base)]
-        assert outcome(dec, rec) == reference(opts, rec)  # keeps the plans of the valid schemas in use
+        assert decode_outcome(dec, rec) == reference(opts, rec)  # keeps the plans of the valid schemas in use
         value, key = docs[i % len(docs)]
         if i % 3 == 0:
-            damaged = record(_damage_bytes(rec.value, rng), rec.key, rec)
+            damaged = record(_damage_bytes(rec.value, rng), rec.key, offset=rec.offset)
         elif i % 3 == 1:
-            damaged = record(orjson.dumps(_mutate(value, rng)), rec.key, rec)
+            damaged = record(orjson.dumps(_mutate(value, rng)), rec.key, offset=rec.offset)
         else:
-            damaged = record(rec.value, orjson.dumps(_mutate(key, rng)), rec)
-        assert outcome(dec, damaged) == reference(opts, damaged), (i, damaged.value[:300], damaged.key)
+            damaged = record(rec.value, orjson.dumps(_mutate(key, rng)), offset=rec.offset)
+        assert decode_outcome(dec, damaged) == reference(opts, damaged), (i, damaged.value[:300], damaged.key)
