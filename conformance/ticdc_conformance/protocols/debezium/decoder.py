@@ -13,7 +13,7 @@ the fast path first (fast.py), which yields the same events and declines everyth
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.common.wire import Malformed
@@ -37,7 +37,7 @@ _Envelope = tuple[dict, Optional[dict]]  # (payload, schema or None)
 
 
 class DebeziumDecoder:
-    def __init__(self, options: Optional[dict] = None) -> None:
+    def __init__(self, options: Optional[Mapping[str, Any]] = None) -> None:
         self._opts: DebeziumOptions = parse_options(options)
         self._structs = StructCache(self._opts)
         self._fast: Optional[UntypedDML | TypedDML] = None
@@ -212,7 +212,8 @@ class DebeziumDecoder:
         changes = payload.get("tableChanges")
         if not isinstance(changes, list):
             raise Malformed("'tableChanges' must be an array")
-        ddl_type, columns = "", ()
+        ddl_type = ""
+        columns: tuple[str, ...] = ()
         for i, change in enumerate(changes):
             change_type, change_columns = _table_change(change, f"tableChanges[{i}]")
             if i == 0:

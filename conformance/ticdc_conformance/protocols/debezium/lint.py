@@ -60,7 +60,6 @@ _MAPPING: dict[str, dict[bool, _Allowed]] = {
 # DBZ-TYPEMAP-14 is spec 001's statement of DBZ-TYPEMAP-4; DBZ-TYPEMAP-8: FLOAT's Connect type is
 # judged without its reported length (float or double), which TiCDC gets wrong (tidb#57060).
 FIELD_RULES = ("DBZ-TYPEMAP-1", "DBZ-TYPEMAP-3", "DBZ-TYPEMAP-4", "DBZ-TYPEMAP-14", "DBZ-TYPEMAP-8")
-_UNKNOWN = object()
 _MAX_VERDICTS = 4096  # distinct field schemas remembered; a hostile stream cannot grow it further
 
 
@@ -102,9 +101,10 @@ class DebeziumLint:
         if doc is not None and isinstance(payload, dict):
             check_message(message.key, doc, self.stated_columns, problems)
         if isinstance(payload, dict) and isinstance(schema, dict) and payload.get("op") in _ROW_OPS:
-            source = payload.get("source") if isinstance(payload.get("source"), dict) else {}
+            source = payload.get("source")
+            names = (source.get("db"), source.get("table")) if isinstance(source, dict) else (None, None)
             for part in ("before", "after"):
-                where = f"{source.get('db')}.{source.get('table')} {part}"
+                where = f"{names[0]}.{names[1]} {part}"
                 self.check_mapping(schema, part, where, problems)
                 if read.error is not None:
                     self.check_values(payload, schema, part, where, problems)
@@ -126,8 +126,9 @@ class DebeziumLint:
             key = (f.get("tidb_type"), f.get("type"), f.get("name"))
             if not all(v is None or isinstance(v, str) for v in key):
                 continue  # the decoder rejects a field schema of that shape
-            fault = self._verdicts.get(key, _UNKNOWN)
-            if fault is _UNKNOWN:
+            if key in self._verdicts:
+                fault = self._verdicts[key]
+            else:
                 fault = _mapping_fault(*key)
                 if len(self._verdicts) < _MAX_VERDICTS:
                     self._verdicts[key] = fault

@@ -162,9 +162,10 @@ class SimpleTiming:
                               "watermark period plus one period (build times) before the next WATERMARK; a "
                               "breach just before a changefeed restart is info")
     def _check_watermark(self, build: int, offset: int) -> None:
-        if self._newest is None or build <= self._newest:
+        mark = self._mark  # set by the first event, so whenever _newest is
+        if self._newest is None or mark is None or build <= self._newest:
             return
-        since, mark_offset = self._mark
+        since, mark_offset = mark
         late = self._newest - since
         if late < self.watermark_ms + WATERMARK_SLACK_MS:
             return
@@ -179,13 +180,13 @@ class SimpleTiming:
                               "worker's 5 s tick) after the table's last BOOTSTRAP in its partition; a breach "
                               "just before a changefeed restart is info")
     def _check_bootstrap(self, table: Table, build: int, offset: int) -> None:
-        if table not in self._announced:
-            return  # before the table's first BOOTSTRAP: SIMPLE-BOOTSTRAP-8
+        interval = self.bootstrap_interval_ms
+        if interval is None or table not in self._announced:
+            return  # not judged, or before the table's first BOOTSTRAP: SIMPLE-BOOTSTRAP-8
         since = self._announced[table]
         if since is None:
             self._announced[table] = build
             return
-        interval = self.bootstrap_interval_ms
         if build - since < interval + BOOTSTRAP_SLACK_MS:
             return
         self._held.hold(("SIMPLE-BOOTSTRAP-1", table), Problem(
