@@ -55,11 +55,14 @@ def table_to_json(t: TableSchema) -> dict[str, Any]:
             for c in t.columns
         ],
         "indexes": [
-            {"name": ix.name, "columns": list(ix.columns), "primary": ix.primary, "unique": ix.unique}
+            {"name": ix.name, "columns": list(ix.columns), "primary": ix.primary, "unique": ix.unique,
+             "clustered": ix.clustered}
             for ix in t.indexes
         ],
         "handle_key": list(t.handle_key),
         "comment": t.comment,
+        "charset": t.charset,
+        "collate": t.collate,
         "partitioning": None if t.partitioning is None else {
             "column": t.partitioning.column,
             "partitions": [{"name": p.name, "partition_id": p.partition_id, "less_than": p.less_than}
@@ -80,8 +83,10 @@ def table_from_json(j: dict[str, Any]) -> TableSchema:
         ))
     return TableSchema(
         schema=j["schema"], table=j["table"], table_id=j["table_id"], columns=tuple(cols),
-        indexes=tuple(Index(i["name"], tuple(i["columns"]), i["primary"], i["unique"]) for i in j["indexes"]),
+        indexes=tuple(Index(i["name"], tuple(i["columns"]), i["primary"], i["unique"], i.get("clustered", True))
+                      for i in j["indexes"]),
         schema_version=j["schema_version"], pk_is_handle=j.get("pk_is_handle", False),
+        charset=j.get("charset", "utf8mb4"), collate=j.get("collate", "utf8mb4_bin"),
         comment=j.get("comment", ""),
         partitioning=None if not j.get("partitioning") else Partitioning(
             j["partitioning"]["column"],

@@ -3,15 +3,21 @@
 Format (docs/truth-format.md): `truth/tables.ndjson` (every schema version), `truth/history.ndjson`
 (every DDL and transaction in commit order), `truth/final/<schema>.<table>.ndjson` (final rows,
 sorted by handle key), all in the canonical JSON value form.
+
+The history lines hold every field of the model's events, so `read_history` gives back the very
+events the generator wrote (equal, field for field): a reader of a case folder replays upstream
+from its truth alone, without running the generator again.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO, Iterable, Iterator, Optional
+from typing import IO, Any, Iterable, Iterator, Optional
 
-from ticdc_contract.canonical import dumps_line, key_order_token, row_to_json, value_to_json
-from ticdc_contract.model import DDL, TableSchema, Transaction
-from ticdc_contract.schema_json import table_to_json
+import orjson
+
+from ticdc_contract.canonical import dumps_line, key_order_token, row_to_json, value_from_json, value_to_json
+from ticdc_contract.model import DDL, ROWID, DDLType, Op, Row, RowChange, TableSchema, Transaction
+from ticdc_contract.schema_json import table_from_json, table_to_json
 from ticdc_contract.state import TableStates
 
 
@@ -22,24 +28,100 @@ def _json_key(t: TableSchema, key: tuple) -> list:
     return [value_to_json(c.type, v) for c, v in zip(cols, key)]
 
 
+def _table_or_null(t: Optional[TableSchema]) -> Optional[dict]:
+    return None if t is None else table_to_json(t)
+
+
+def _row_id(change: RowChange) -> int:
+    """The hidden row ID of a change to a table without a handle key (an UPDATE keeps it)."""
+    ids = {image[ROWID] for image in (change.before, change.after) if image is not None}
+    if len(ids) != 1:
+        raise ValueError(f"a change to {change.table.qualified_name} carries the hidden row IDs {sorted(ids)}; "
+                         "a row keeps its one ID")
+    return ids.pop()
+
+
+def _change_line(change: RowChange) -> dict:
+    t = change.table
+    line: dict[str, Any] = {
+        "table": t.qualified_name, "op": change.op.value,
+        "before": row_to_json(t, change.before) if change.before is not None else None,
+        "after": row_to_json(t, change.after) if change.after is not None else None,
+    }
+    if not t.handle_key:
+        line["row_id"] = _row_id(change)
+    return line
+
+
 def history_line(event: DDL | Transaction) -> dict:
     if isinstance(event, DDL):
+        backfill_types = {c.name: c.type for c in event.table_after.columns} if event.table_after else {}
         return {
             "kind": "ddl", "commit_ts": event.commit_ts, "ddl_type": event.ddl_type.name,
             "schema": event.schema, "table": event.table, "query": event.query,
             "schema_version": event.table_after.schema_version if event.table_after else None,
+            "table_before": _table_or_null(event.table_before),
+            "backfill": {name: value_to_json(backfill_types[name], v) for name, v in event.backfill.items()},
+            "other_before": _table_or_null(event.other_before),
+            "other_after": _table_or_null(event.other_after),
         }
-    return {
-        "kind": "txn", "start_ts": event.start_ts, "commit_ts": event.commit_ts,
-        "changes": [
-            {
-                "table": ch.table.qualified_name, "op": ch.op.value,
-                "before": row_to_json(ch.table, ch.before) if ch.before is not None else None,
-                "after": row_to_json(ch.table, ch.after) if ch.after is not None else None,
-            }
-            for ch in event.changes
-        ],
-    }
+    return {"kind": "txn", "start_ts": event.start_ts, "commit_ts": event.commit_ts,
+            "changes": [_change_line(ch) for ch in event.changes]}
+
+
+def _row(t: TableSchema, image: Optional[dict[str, Any]], row_id: Optional[int]) -> Optional[Row]:
+    if image is None:
+        return None
+    row = {c.name: value_from_json(c.type, image[c.name]) for c in t.columns}
+    if row_id is not None:
+        row[ROWID] = row_id
+    return row
+
+
+def read_history(directory: Path) -> Iterator[DDL | Transaction]:
+    """The history a truth folder holds, as the model's events, in commit order. A DDL's table
+    after it is its tables.ndjson line (one per DDL with a table after it, in history order)."""
+    directory = Path(directory)
+    tables: dict[str, TableSchema] = {}  # qualified name -> the version rows are written under
+    with open(directory / "tables.ndjson", "rb") as versions, open(directory / "history.ndjson", "rb") as lines:
+        for n, raw in enumerate(lines, 1):
+            line = orjson.loads(raw)
+            if line["kind"] == "txn":
+                changes = []
+                for ch in line["changes"]:
+                    t = tables[ch["table"]]
+                    row_id = ch.get("row_id")
+                    changes.append(RowChange(t, Op(ch["op"]), _row(t, ch["before"], row_id),
+                                             _row(t, ch["after"], row_id)))
+                yield Transaction(line["start_ts"], line["commit_ts"], tuple(changes))
+                continue
+            after = None
+            if line["schema_version"] is not None:
+                after = table_from_json(orjson.loads(versions.readline()))
+            before, other_before, other_after = (None if line[k] is None else table_from_json(line[k])
+                                                 for k in ("table_before", "other_before", "other_after"))
+            types = {c.name: c.type for c in after.columns} if after is not None else {}
+            ddl = DDL(line["commit_ts"], DDLType[line["ddl_type"]], line["query"], line["schema"], line["table"],
+                      after, before, {name: value_from_json(types[name], v) for name, v in line["backfill"].items()},
+                      other_before, other_after)
+            _follow(tables, ddl)
+            yield ddl
+
+
+def _follow(tables: dict[str, TableSchema], ddl: DDL) -> None:
+    """The table versions in force after `ddl`, by qualified name."""
+    if ddl.ddl_type is DDLType.DROP_SCHEMA:
+        for name in [q for q, t in tables.items() if t.schema == ddl.schema]:
+            del tables[name]
+        return
+    if ddl.ddl_type is DDLType.DROP_TABLE:
+        tables.pop(f"{ddl.schema}.{ddl.table}", None)
+    for gone in (ddl.table_before, ddl.other_before):
+        if gone is not None:
+            tables.pop(gone.qualified_name, None)
+    for now in (ddl.table_after, ddl.other_after):
+        if now is not None:
+            tables[now.qualified_name] = now
 
 
 class TruthWriter:

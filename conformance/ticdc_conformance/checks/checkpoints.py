@@ -14,7 +14,7 @@ A consumer that writes the applied log and the temporal states of docs/consumer-
 - CONSUMER-OUTPUT-1: the state lines name checkpoints of the applied log.
 
 It scales with what changes, not with the tables' size: upstream is replayed once, event by event
-(the scenario regenerated from the manifest and checked against truth/history.ndjson line by line),
+(read from the case's truth/ files, ticdc_contract.truth.read_history),
 the consumer's state lines are indexed by checkpoint in a SQLite file, and at each checkpoint only
 the rows that changed since the previous one, on either side, are compared. Memory holds both sides'
 current tables and one checkpoint interval of the applied log.
@@ -334,7 +334,7 @@ class CheckpointCheck:
         self.truth = _Truth(manifest["protocol"], options, self.hidden)
         self.forms = StateForms(self.truth, manifest["protocol"], options)
         self.findings = _Findings()
-        self.history = history_events(manifest, self.truth_dir)
+        self.history = history_events(self.truth_dir)
         self.pending: Optional[DDL | Transaction] = None
         self.checkpoints: list[int] = []
         self.last_ts: Optional[int] = None

@@ -12,9 +12,8 @@ whole unique key).
 """
 from __future__ import annotations
 
-from ticdc_contract.model import TableSchema
-
 from ticdc_conformance.protocols.common.column_selection import ColumnSelection, consumer_table, selectors
+from ticdc_contract.model import TableSchema
 
 __all__ = ["ColumnSelection", "consumer_table", "selectors", "unjudged_columns"]
 

@@ -6,8 +6,8 @@ another key or replaced its image (CONSUMER-UPDATE-1), rows a TRUNCATE, DROP or 
 (CONSUMER-DDL-3), a table upstream never created, dropped or renamed away (CONSUMER-TABLE-1).
 
 The history is replayed once through the ground truth's own interpreter (ticdc_contract.state,
-the one definition of what a DDL does to rows), regenerated from the manifest and checked line by
-line against truth/history.ndjson. Memory holds upstream's current rows (the interpreter's), the
+the one definition of what a DDL does to rows), read from the case's truth/ files
+(ticdc_contract.truth.read_history; the generator is never run again). Memory holds upstream's current rows (the interpreter's), the
 DDLs that created, dropped, renamed or truncated a table (few), and facts for the rows asked about
 only: never a fact per key of the stream.
 """
@@ -21,8 +21,8 @@ import orjson
 
 from ticdc_contract.canonical import key_order_token, row_to_json
 from ticdc_contract.model import DDL, DDLType, Row, TableSchema, Transaction
-from ticdc_generators.scenarios import get_scenario
 from ticdc_contract.state import TableStates
+from ticdc_contract.truth import read_history
 
 from .selection import consumer_table, selectors
 
@@ -40,20 +40,9 @@ def qualified(name: Name) -> str:
     return f"{name[0]}.{name[1]}"
 
 
-def history_events(manifest: dict, truth: Path) -> Iterator[DDL | Transaction]:
-    """The scenario's history regenerated from the manifest, each event checked against the line
-    truth/history.ndjson holds for it (a truth written from another history would be a false base)."""
-    scenario = get_scenario(manifest["scenario"])
-    time_zone = manifest.get("sink", {}).get("time-zone") or "UTC"
-    with open(Path(truth) / "history.ndjson", "rb") as lines:
-        for n, event in enumerate(scenario.history(manifest["seed"], manifest.get("events"), time_zone), 1):
-            line = lines.readline()
-            want = orjson.loads(line) if line else {}
-            kind = "ddl" if isinstance(event, DDL) else "txn"
-            if (want.get("kind"), want.get("commit_ts")) != (kind, event.commit_ts):
-                raise ValueError(f"truth/history.ndjson line {n} ({want.get('kind')} at {want.get('commit_ts')}) "
-                                 f"differs from the regenerated history ({kind} at {event.commit_ts})")
-            yield event
+def history_events(truth: Path) -> Iterator[DDL | Transaction]:
+    """The upstream history the case's truth/ folder holds, event by event, in commit order."""
+    return read_history(Path(truth))
 
 
 # --- tables ------------------------------------------------------------------------------------
@@ -269,7 +258,7 @@ def trace(questions: RowQuestions, manifest: dict, truth: Path, key_columns: dic
     replay of the history, and returns the table fates of the whole history. `key_columns`: per
     table, the key columns the consumer's rows are compared by (none: a table without a key)."""
     tracker = _Tracker(questions, key_columns, manifest, hidden)
-    for event in history_events(manifest, truth):
+    for event in history_events(truth):
         tracker.apply(event)
     return tracker.fates
 
