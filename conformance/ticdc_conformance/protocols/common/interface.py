@@ -60,7 +60,9 @@ class ProtocolLint(Protocol):
 
     # The decoder whose reads check() judges, made with the lint: a protocol may read differently
     # for it (Simple shares a topic's schema cache and reports, not holds, a DML without schema).
-    decoder: Decoder
+    # Read-only here, so that each protocol's lint may declare its own decoder class.
+    @property
+    def decoder(self) -> Decoder: ...
 
     def check(self, record: KafkaRecord, read: Read) -> list[Problem]:
         """The rules the record's message breaks, judged on `read.message`."""
