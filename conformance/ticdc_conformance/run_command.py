@@ -31,6 +31,7 @@ from .command_line import (
     seed_option,
     time_zone_option,
 )
+from .consumers.adapters import SparkConsumer
 from .consumers.adapters.interface import DEFAULT_TIMEOUT_S as CONSUMER_TIMEOUT_S
 
 _scenario_option = click.option("--scenario", "-s", default="smoke", show_default=True,
@@ -168,7 +169,7 @@ def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str,
 @_sink_uri_option
 @protocol_option
 @encoding_option
-@click.option("--consumer", default="spark", show_default=True,
+@click.option("--consumer", default=SparkConsumer.spec, show_default=True,
               help="spark | local | a command implementing docs/consumer-protocol.md, split into argv by POSIX "
                    "shell rules (quote an argument with spaces) and run without a shell.")
 @click.option("--consumer-timeout", "consumer_timeout", type=click.FloatRange(min=0, min_open=True),

@@ -29,6 +29,7 @@ from ticdc_conformance.consumers.adapters import (
     ConsumerAdapter,
     ConsumerRun,
     RunOptions,
+    SparkConsumer,
     Stream,
     adapter_for,
     shown_by_output,
@@ -158,7 +159,7 @@ class EncodingResult:
             cmd += f" --time-zone {shlex.quote(self.time_zone)}"
         if self.config_args:
             cmd += f" {self.config_args}"
-        if self.consumer not in ("spark",):
+        if self.consumer != SparkConsumer.spec:  # run's default consumer goes without saying
             cmd += f" --consumer {shlex.quote(self.consumer)}"
         if self.final_state_only:
             cmd += " --final-state-only"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .adapters import Stream, adapter_for
+from .adapters import SequentialConsumer, SparkConsumer, Stream, adapter_for
 
 
 @click.command()
@@ -16,7 +16,8 @@ from .adapters import Stream, adapter_for
 @click.option("--manifest", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The manifest.json written by `generate` (default: next to --records).")
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--engine", type=click.Choice(["spark", "local"]), default="spark", show_default=True,
+@click.option("--engine", type=click.Choice([SparkConsumer.spec, SequentialConsumer.spec]), default=SparkConsumer.spec,
+              show_default=True,
               help="The reference Spark consumer, or the sequential pure-Python one.")
 @click.option("--master", default=None, help="Spark master (default local[2]; ignored under spark-submit).")
 def consume(records: Path, manifest: Path | None, out: Path, engine: str, master: str | None) -> None:
