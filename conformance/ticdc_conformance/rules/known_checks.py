@@ -6,7 +6,7 @@ with the code that enforces them (`target`, "module:qualname"); tests/conformanc
 every target, so an entry cannot outlive the code it names. Modules referred to:
 
 - ticdc_conformance.checks.differential, .checkpoints, .causes, .golden, .fidelity (through the protocols' fidelity modules)
-- ticdc_conformance.protocols.open_protocol.{framing, decoder, values}
+- ticdc_conformance.protocols.open_protocol.{wire, decoder, values}
 - ticdc_conformance.protocols.canal_json.{decoder, rows, java_type, mysql_type, values}
 - ticdc_conformance.protocols.debezium.{decoder, values}
 - ticdc_conformance.protocols.simple.{wire.json, wire_avro, wire.fields, wire.table, values, decoder}
@@ -69,10 +69,10 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      "the value a perfect Simple consumer can know per mysqlType (checks/fidelity.py matrix, applied by "
      "the differential check)"),
     # --- Open Protocol decoder ----------------------------------------------------------------------
-    ("decoder.open-protocol.framing", f"{_P}.open_protocol.framing:read_events",
+    ("decoder.open-protocol.framing", f"{_P}.open_protocol.wire:read_events",
      ("OPEN-FRAMING-1", "OPEN-FRAMING-2", "OPEN-FRAMING-3", "OPEN-VERSION-1"),
      "key and value frames: 8-byte big-endian version 1 and lengths, one value frame per key frame"),
-    ("decoder.open-protocol.key", f"{_P}.open_protocol.framing:parse_key",
+    ("decoder.open-protocol.key", f"{_P}.open_protocol.wire:parse_key",
      ("OPEN-EVENTS-1", "OPEN-KEY-1", "OPEN-KEY-2", "OPEN-WATERMARK-3"),
      "event keys: \"t\" is 1, 2 or 3, \"ts\" a TSO, \"scm\"/\"tbl\" strings"),
     ("decoder.open-protocol.resolved", f"{_P}.open_protocol.decoder:OpenProtocolDecoder._resolved",

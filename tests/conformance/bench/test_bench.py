@@ -18,7 +18,7 @@ from ticdc_conformance.consumers.rules.decode_stage import decode_records
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_contract.record_files import iter_record_files, records_to_table
 from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler, _role
-from ticdc_conformance.protocols.open_protocol.framing import split_frames
+from ticdc_conformance.protocols.open_protocol.wire import split_frames
 
 from tests.conftest import CLI, ROOT
 

@@ -19,7 +19,7 @@ from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols.open_protocol import new_decoder
 from ticdc_conformance.protocols.open_protocol._fast import decoder as fast
-from ticdc_conformance.protocols.open_protocol.framing import read_events
+from ticdc_conformance.protocols.open_protocol.wire import read_events
 from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario

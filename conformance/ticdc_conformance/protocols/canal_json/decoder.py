@@ -24,7 +24,7 @@ from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols.common.wire import Malformed, decode_errors, json_object
 from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.common.large_message import LargeMessages
-from .fields import opt_int, opt_typed, req_bool, req_object, req_str, req_uint64
+from .wire import message_text, opt_int, opt_typed, read_message, req_bool, req_object, req_str, req_uint64
 from ticdc_conformance.protocols.canal_json._fast.decoder import FastDML
 from ..common.interface import Read, failed_read
 from .options import CanalJSONOptions, parse_options
@@ -48,7 +48,7 @@ class CanalJSONDecoder:
             try:
                 value = record.value
                 if self._compressed or not value:
-                    value = self._value(value)
+                    value = message_text(value, self._options.large_message_handle_compression)
                 # The fast path declines whatever it cannot vouch for; read() then has the last word.
                 events = self._fast.decode(value)
             except Exception:
@@ -68,17 +68,10 @@ class CanalJSONDecoder:
         object)."""
         message: Optional[CanalMessage] = None
         try:
-            text = self._value(record.value)
-            message = CanalMessage(json_object(text, "value"), text)
+            message = read_message(record.value, self._options.large_message_handle_compression)
             return Read(self._decode(message.fields), message)
         except Exception as e:  # noqa: BLE001 - failed_read names what is no Malformed as unexpected
             return failed_read(record, e, message, unexpected="unexpected")
-
-    def _value(self, value: Optional[bytes]) -> bytes:
-        """The JSON text of a record value."""
-        if not value:
-            raise Malformed("empty record value: every Canal-JSON record holds one JSON object")
-        return decompress(self._options.large_message_handle_compression, value)
 
     def _decode(self, msg: dict[str, Any]) -> list[DecodedEvent]:
         is_ddl = req_bool(msg, "isDdl", "message")

@@ -26,7 +26,7 @@ from ..common.interface import Read
 from ..common.lint import LintContext, Problem, rejected, rejection
 from ..common.wire import Malformed
 from .decoder import new_decoder
-from .fields import is_sql_type_code
+from .wire import is_sql_type_code
 from .java_type import expected_sql_type
 from .lint_binary import check_binary_text, raw_values
 from .lint_fields import check_common_fields, check_extension, check_times, check_watermark

@@ -18,7 +18,7 @@ from typing import Any, Optional
 from ...events import DecodedRow
 from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_conformance.protocols.common.keys import carried_key
-from .fields import is_sql_type_code, req_list_or_null, req_object, req_str
+from .wire import is_sql_type_code, req_list_or_null, req_object, req_str
 from .java_type import expected_sql_type
 from .message import DML_OPS
 from .mysql_type import MySQLType, parse_mysql_type

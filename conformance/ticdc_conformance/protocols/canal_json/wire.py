@@ -1,103 +1,89 @@
-"""The msgspec side of the fast path (fast.py): a DML message parsed in C into typed Structs.
+"""A Canal-JSON record value -> its message (message.CanalMessage), and typed access to the fields of
+the parsed message; a wrong or missing field is Malformed.
 
-The reference path parses with orjson, and the fast path may only accept what orjson reads alike.
-Where msgspec reads a field it is as strict as orjson: it rejects text that is not UTF-8, lone
-surrogate escapes, NaN, leading zeros, control characters and every other syntax fault, and a key
-given twice keeps its last value and its first place in an object, as in orjson. The types below
-close the gaps that remain:
-- integers: msgspec reads any size exactly where orjson turns one beyond 64 bits into a float
-  (which the reference path rejects), so every integer is bounded, within the int64 bounds msgspec
-  can check; a number beyond the double range (1e400) is a float, which no field here takes;
-- skipped fields and `msgspec.Raw` are only scanned for their extent (a string that is not UTF-8
-  or a number orjson reads as infinity passes there), so the decoder that accepts a message skips
-  nothing (forbid_unknown_fields) and keeps nothing raw: each part is read in full, a given key
-  every time it occurs;
-- the row after is read into a dict, which keeps the row's own column order and collapses a
-  repeated column as orjson's do; a Struct would put its fields in declaration order. Its keys are
-  Literal, so that msgspec rejects any column outside the description.
+The field types are those of TiCDC pkg/sink/codec/canal/canal_json_message.go (JSONMessage and
+tidbExtension), which are the fields of spec 003's "Definitions of message formats" table.
 """
 from __future__ import annotations
 
-import re
-from typing import Annotated, Iterable, Literal, Optional, Union
+from typing import Any, Optional
 
-import msgspec
-from msgspec import UNSET, Meta, Struct, UnsetType
+from ticdc_conformance.protocols.common.compression import decompress
+from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int, json_object
+from .message import CanalMessage
 
-from ticdc_conformance.protocols.common.wire import Malformed
-
-# Every failure of a msgspec decode: syntax and type faults, text that is not UTF-8 (msgspec raises
-# UnicodeDecodeError for it), and nesting deeper than the interpreter's recursion limit.
-DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
-
-# msgspec renames a Struct field only to a name it can match without unescaping it: none with a
-# quote, a backslash or a control character. MySQL allows every character but NUL in a quoted
-# column name, so a table may have such a column; its messages are the reference path's.
-_UNNAMABLE = re.compile(r'["\\\x00-\x1f]')
-
-_Int64 = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
-# TiCDC's commitTs is a uint64; the TSOs beyond the int64 bound msgspec can check (a physical clock
-# past the year 2262) are left to the reference path.
-_CommitTs = Annotated[int, Meta(ge=0, le=2**63 - 1)]
+_MISSING = object()
+_UINT64_MAX = 2**64 - 1
 
 
-class Extension(Struct, forbid_unknown_fields=True, gc=False):
-    """`_tidb` of a DML message that carries its whole row. A large-message placeholder
-    (onlyHandleKey, claimCheckLocation) or a row key adds fields, and those messages are the
-    reference path's."""
-
-    commitTs: _CommitTs
-
-
-class Description(Struct, gc=False):
-    """The part of a DML message that picks its table's plan (plans.py). The other fields are
-    skipped unread: the plan's own decoder reads the whole message again before it is accepted."""
-
-    pkNames: Optional[list[str]]
-    mysqlType: dict[str, str]
+def message_text(value: Optional[bytes], compression: str) -> bytes:
+    """The JSON text of a record value (TiCDC compresses it only as a large message's claim-check copy)."""
+    if not value:
+        raise Malformed("empty record value: every Canal-JSON record holds one JSON object")
+    return decompress(compression, value)
 
 
-descriptions = msgspec.json.Decoder(Description)
+def read_message(value: Optional[bytes], compression: str) -> CanalMessage:
+    """A record value -> its message: one JSON object (spec 003), kept with its text."""
+    text = message_text(value, compression)
+    return CanalMessage(json_object(text, "value"), text)
 
 
-def message_decoder(columns: dict[str, tuple[str, tuple[int, ...]]], pk: Optional[tuple[str, ...]],
-                    enable_tidb_extension: bool) -> msgspec.json.Decoder:
-    """The decoder of a DML message of one table description: `columns` maps each column name to
-    its mysqlType text and the sqlType codes it may have; `pk` is pkNames.
-
-    The description must be exactly this one, which Literal types check in C: pkNames and every
-    mysqlType text as given, every sqlType code one of the column's. `data` and `old` hold one row,
-    as TiCDC sends them (canal_json_encoder.go, fillColumns). Struct fields are positional
-    names renamed to the columns, which may be any text msgspec can match (raises Malformed for a
-    column whose name it cannot: _UNNAMABLE). The Struct decoders accept the fields in
-    any order, and the Message's fields follow TiCDC's (pkg/sink/codec/canal/canal_json_encoder.go,
-    newJSONMessageForDML) only for the reader's sake."""
-    unnamable = next((name for name in columns if _UNNAMABLE.search(name)), None)
-    if unnamable is not None:
-        raise Malformed(f"plan: msgspec cannot name a field {unnamable!r}")
-    fields = {field: name for name, field in field_names(columns).items()}
-    texts, codes = zip(*columns.values()) if columns else ((), ())
-    # A row object: each column's value is text or null (spec 003; values.py reads the text). The
-    # row after keeps its own column order; the row before (`old`) takes the order of the row after
-    # (rows.py), so it is a Struct, and a column it leaves out (only-output-updated-columns) is UNSET.
-    row = dict[Literal[tuple(columns)], Optional[str]]
-    change = msgspec.defstruct("Change", [(f, Union[Optional[str], UnsetType], UNSET) for f in fields],
-                               rename=fields, forbid_unknown_fields=True, gc=False)
-    mysql_type = msgspec.defstruct("MySQLType", [(f, Literal[t]) for f, t in zip(fields, texts)], rename=fields,
-                                   forbid_unknown_fields=True, gc=False)
-    sql_type = msgspec.defstruct("SQLType", [(f, Literal[c]) for f, c in zip(fields, codes)], rename=fields,
-                                 forbid_unknown_fields=True, gc=False)
-    pk_type = None if pk is None else tuple[tuple(Literal[name] for name in pk)]
-    extension = [("tidb", Extension)] if enable_tidb_extension else []
-    message = msgspec.defstruct("Message", [
-        ("id", _Int64), ("database", str), ("table", str), ("pkNames", pk_type), ("isDdl", Literal[False]),
-        ("type", Literal["INSERT", "UPDATE", "DELETE"]), ("es", _Int64), ("ts", _Int64), ("sql", str),
-        ("sqlType", sql_type), ("mysqlType", mysql_type), ("old", Optional[tuple[change]]), ("data", tuple[row]),
-        *extension], rename={"tidb": "_tidb"}, forbid_unknown_fields=True, gc=False)
-    return msgspec.json.Decoder(message)
+def _get(obj: dict, key: str, where: str) -> Any:
+    value = obj.get(key, _MISSING)
+    if value is _MISSING:
+        raise Malformed(f"{where}: missing field {key!r}")
+    return value
 
 
-def field_names(columns: Iterable[str]) -> dict[str, str]:
-    """{column: the name of its field in the message's SQLType, MySQLType and Change Structs}, which
-    list the columns in the order given."""
-    return {name: f"c{i}" for i, name in enumerate(columns)}
+def req_bool(obj: dict, key: str, where: str) -> bool:
+    value = _get(obj, key, where)
+    if not isinstance(value, bool):
+        raise Malformed(f"{where}: field {key!r} must be a boolean, got {value!r}")
+    return value
+
+
+def req_str(obj: dict, key: str, where: str) -> str:
+    value = _get(obj, key, where)
+    if not isinstance(value, str):
+        raise Malformed(f"{where}: field {key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def req_object(obj: dict, key: str, where: str) -> dict:
+    value = _get(obj, key, where)
+    if not isinstance(value, dict):
+        raise Malformed(f"{where}: field {key!r} must be an object, got {type(value).__name__}")
+    return value
+
+
+def req_uint64(obj: dict, key: str, where: str) -> int:
+    value = _get(obj, key, where)
+    if not _is_int(value) or not 0 <= value <= _UINT64_MAX:
+        raise Malformed(f"{where}: field {key!r} must be an unsigned 64-bit integer, got {value!r}")
+    return value
+
+
+def req_list_or_null(obj: dict, key: str, where: str) -> list | None:
+    value = _get(obj, key, where)
+    if value is not None and not isinstance(value, list):
+        raise Malformed(f"{where}: field {key!r} must be an array or null, got {type(value).__name__}")
+    return value
+
+
+def opt_int(obj: dict, key: str, where: str) -> None:
+    """Check a field nobody reads (id, es, ts) still has the type TiCDC gives it."""
+    value = obj.get(key)
+    if value is not None and not _is_int(value):
+        raise Malformed(f"{where}: field {key!r} must be an integer, got {value!r}")
+
+
+def opt_typed(obj: dict, key: str, kind: type, where: str) -> None:
+    value = obj.get(key)
+    if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
+        raise Malformed(f"{where}: field {key!r} must be a {kind.__name__}, got {value!r}")
+
+
+def is_sql_type_code(value: Any) -> bool:
+    """java.sql.Types codes are Java ints (TiCDC declares them int32)."""
+    return _is_int(value) and -(2**31) <= value < 2**31

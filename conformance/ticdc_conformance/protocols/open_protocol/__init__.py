@@ -6,11 +6,12 @@ from functools import partial
 from ..common.interface import ProtocolSpec, by_column_type
 from ..common.watermarks import carries_watermarks
 from . import fidelity
-from .decoder import OpenProtocolDecoder, OpenProtocolOptions, new_decoder
+from .decoder import OpenProtocolDecoder, new_decoder
 from .fidelity import describe_fidelity, project_value
-from .framing import read_events
+from .wire import read_events
 from .lint import new_lint
 from .message import RawEvent
+from .options import OpenProtocolOptions
 
 
 PROTOCOL = ProtocolSpec(

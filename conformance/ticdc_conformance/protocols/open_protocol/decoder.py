@@ -9,41 +9,22 @@ upstream snapshot.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.wire import Malformed, bool_option, json_object
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from ticdc_conformance.protocols.common.claim_check import claim_check_message
-from ticdc_conformance.protocols.common.compression import codec_option, decompress
+from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.common.large_message import LargeMessages
 from ticdc_conformance.protocols.open_protocol._fast.decoder import FastPath
 from ..common.interface import Read, failed_read
-from .framing import read_events
+from .options import OpenProtocolOptions
+from .wire import read_events
 from .message import KIND_DDL, KIND_RESOLVED, KIND_ROW, Event, Message, RawEvent
 from .values import decode_columns
-
-
-@dataclass(frozen=True)
-class OpenProtocolOptions:
-    """The sink options that change how a message reads, with TiCDC's defaults."""
-
-    # TiCDC pkg/sink/codec/common/config.go: OpenOutputOldValue defaults to true.
-    output_old_value: bool = True
-    large_message_handle_compression: str = "none"
-    # Not a TiCDC option: false decodes every message by the reference path alone.
-    fast_path: bool = True
-
-    @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> "OpenProtocolOptions":
-        return cls(
-            output_old_value=bool_option(options, "output-old-value", True),
-            large_message_handle_compression=codec_option(options),
-            fast_path=bool_option(options, "fast-path", True),
-        )
 
 
 class OpenProtocolDecoder:

@@ -23,11 +23,12 @@ from ...events import DecodedRow
 from ...rules import checks_rules
 from ..common.interface import Read
 from ..common.lint import LintContext, Problem, rejected, rejection
-from ..common.wire import Malformed, bool_option, is_json_int
+from ..common.wire import Malformed, is_json_int
 from .decoder import new_decoder
 from .lint_shape import (NULLABLE_FLAG, DdlBarrier, GeneratedColumns, Transactions, check_ddl_type,
                          check_delete_columns, check_flag_bits)
 from .message import KIND_DDL, KIND_ROW, Event
+from .options import OpenProtocolOptions
 from .values import HANDLE_KEY_FLAG, UNSIGNED_FLAG, decode_column
 
 # spec 002, Column type code: which rule's table row defines each code.
@@ -60,9 +61,7 @@ class OpenProtocolLint:
         # (schema, table) -> column -> (type code, flags or None), since the table's last DDL
         self._columns: dict[tuple[str, str], dict[str, tuple[int, Optional[int]]]] = {}
         self._last_ddl: dict[tuple[str, str], int] = {}
-        # TiCDC pkg/sink/codec/open/codec.go: a delete carries the handle-key columns only with
-        # delete-only-output-handle-key-columns, the setting of spec 002's Log 9.
-        self._key_only_deletes = bool_option(context.options, "delete-only-output-handle-key-columns", False)
+        self._key_only_deletes = OpenProtocolOptions.from_options(context.options).delete_only_output_handle_key_columns
         self._transactions = Transactions()
         self._barrier = DdlBarrier()
         self._generated = GeneratedColumns()

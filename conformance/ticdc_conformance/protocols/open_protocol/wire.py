@@ -1,184 +1,104 @@
-"""Open Protocol frames decoded by msgspec straight into typed structs, for the fast path (fast.py).
+"""Batch framing of spec 002 (Open Protocol), "Message format".
 
-msgspec checks in C what the reference path (decoder.py, values.py) checks in Python, field by
-field: the event key's fields and their types, and for each column of a row its type code, flags,
-"h" and the JSON type and range of its value. A table's columns are learnt from the first row
-seen of it (`skeleton`); `table_types` then builds the structs its rows decode into.
+Key:   [u64 BE protocol version = 1] then [u64 BE length][event key JSON] repeated.
+Value: [u64 BE length][event value JSON] repeated, one frame per key frame.
 
-The types are never looser than the reference reads: whatever msgspec accepts here the reference
-accepts and reads the same way, so a frame that fails to decode only sends its message the
-reference way. Where msgspec and orjson may read a valid-looking document differently the types
-keep away from the difference: numbers beyond 64 bits (msgspec keeps an int, orjson makes a float)
-meet int64 bounds or the reference's own range check, and a float column takes msgspec's float,
-which rounds as orjson does (tests/unit/test_open_protocol_msgspec.py pins each such case).
+A Resolved event's value is "None" (spec 002, Resolved Event): TiCDC writes a zero-length value
+frame (TiCDC pkg/sink/codec/open/encoder.go, EncodeCheckpointEvent), while the spec's event log
+and the empty batches of tiflow's Java example data (`*_2`) carry no value frame at all; both are
+accepted, the missing frame only for trailing Resolved events.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Literal, Optional, Union
+import struct
+from typing import Any, Optional
 
-import msgspec
-from msgspec import UNSET, Meta, Struct, UnsetType
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
 
-from .framing import KIND_RESOLVED, KIND_ROW
-from .values import HANDLE_KEY_FLAG, column_spec, remembered_shapes, value_type
+PROTOCOL_VERSION = 1  # spec 002, Message format: "The version of the current protocol is 1."
+_WORD = 8  # version and lengths are big-endian int64
+_LENGTH = struct.Struct(">Q").unpack_from
 
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-# An integer field orjson reads as an int (it makes a float of one beyond 64 bits); kept to int64,
-# the range msgspec bounds, so values in (2**63, 2**64) merely go the reference way.
-_Int64 = Annotated[int, Meta(ge=_I64_MIN, le=_I64_MAX)]
+from ticdc_conformance.protocols.open_protocol.message import KIND_DDL, KIND_RESOLVED, KIND_ROW, RawEvent
 
-
-class EventKey(Struct, forbid_unknown_fields=True, gc=False):
-    """An event key as the fast path takes it (spec 002, Event format; the optional fields of
-    TiCDC pkg/sink/codec/open/message.go, messageKey). "ccl" (a claim-check location) is no field,
-    so such a key fails to decode, and "ohk" is read only to send its event the reference way."""
-
-    ts: Annotated[int, Meta(ge=0, le=_I64_MAX)]
-    t: Literal[KIND_ROW, KIND_RESOLVED]  # a DDL event goes the reference way
-    scm: str = ""
-    tbl: str = ""
-    rid: Union[_Int64, UnsetType] = UNSET
-    ptn: Union[_Int64, UnsetType] = UNSET
-    ohk: bool = False
+_KINDS = (KIND_ROW, KIND_DDL, KIND_RESOLVED)
+_U64_MAX = 2**64 - 1
 
 
-decode_key: Callable[[bytes], EventKey] = msgspec.json.Decoder(EventKey).decode
+def split_frames(buf: bytes, what: str, start: int = 0) -> list[bytes]:
+    """The `[u64 length][payload]` frames of `buf` from `start` on.
+
+    A length is compared with the bytes actually left before anything is sliced, so a hostile
+    prefix (say 2**63) is rejected without allocating its claimed size.
+    """
+    frames: list[bytes] = []
+    pos, end = start, len(buf)
+    while pos < end:
+        if end - pos < _WORD:
+            raise Malformed(f"{what} frame {len(frames)}: {end - pos} trailing byte(s), too few for a length")
+        (length,) = _LENGTH(buf, pos)  # unpack_from: no slice for the length word
+        pos += _WORD
+        if length > end - pos:
+            raise Malformed(
+                f"{what} frame {len(frames)}: length {length} exceeds the {end - pos} byte(s) left")
+        frames.append(bytes(buf[pos:pos + length]))
+        pos += length
+    return frames
 
 
-# --- learning a table's columns ------------------------------------------------------------------
-
-class _ColumnShape(Struct, forbid_unknown_fields=True, gc=False):
-    t: int
-    v: msgspec.Raw  # the value plays no part in the columns' description: left unparsed
-    f: Union[int, UnsetType] = UNSET
-    h: bool = False
-
-
-class _ValueShape(Struct, forbid_unknown_fields=True, gc=False):
-    u: Union[dict[str, _ColumnShape], UnsetType] = UNSET
-    p: Union[dict[str, _ColumnShape], UnsetType] = UNSET
-    d: Union[dict[str, _ColumnShape], UnsetType] = UNSET
-
-
-_decode_shape = msgspec.json.Decoder(_ValueShape).decode
-
-# A row's columns in message order: (name, type code, flags or None when "f" is absent, "h").
-Skeleton = tuple[tuple[str, int, Optional[int], bool], ...]
+def parse_key(frame: bytes) -> dict[str, Any]:
+    """An event key (spec 002, Event format: "ts" and "t" always, "scm"/"tbl" for rows and DDL)."""
+    obj = json_object(frame, "key")
+    kind = obj.get("t")
+    # `type(v) is int` rather than isinstance: JSON true/false arrive as Python bools, which are
+    # ints to isinstance, and orjson makes no other int subclass.
+    if type(kind) is not int or kind not in _KINDS:
+        raise Malformed(f'key "t" is {kind!r}, not one of the event types 1 (row), 2 (DDL), 3 (resolved)')
+    ts = obj.get("ts")
+    if type(ts) is not int or not 0 <= ts <= _U64_MAX:
+        raise Malformed(f'key "ts" is {ts!r}, not a TSO (unsigned 64-bit integer)')
+    if len(obj) > 2:  # fields besides "t" and "ts"
+        _check_optional_fields(obj)
+    return obj
 
 
-def skeleton(frame: bytes) -> Optional[Skeleton]:
-    """The columns of a row value frame, when all its images ("u", "p", "d") carry the same ones
-    and each has a type the fast path reads; None otherwise. ValueError if it is no such value."""
-    value = _decode_shape(frame)
-    shapes = {tuple((name, c.t, None if c.f is UNSET else c.f, c.h) for name, c in image.items())
-              for image in (value.u, value.p, value.d) if image is not UNSET}
-    if len(shapes) != 1:
-        return None  # no image, or images of different columns (only-output-updated-columns...)
-    (columns,) = shapes
-    for _, code, flag, _ in columns:
+def _check_optional_fields(obj: dict[str, Any]) -> None:
+    for name in ("scm", "tbl", "ccl"):
+        if name in obj and type(obj[name]) is not str:
+            raise Malformed(f'key "{name}" is {obj[name]!r}, not a string')
+    # Optional fields TiCDC adds (TiCDC pkg/sink/codec/open/message.go, messageKey): row id,
+    # partition table id, and the large-message markers; a wrong type means a broken encoder.
+    for name in ("rid", "ptn"):
+        if name in obj and type(obj[name]) is not int:
+            raise Malformed(f'key "{name}" is {obj[name]!r}, not an integer')
+    if "ohk" in obj and type(obj["ohk"]) is not bool:
+        raise Malformed(f'key "ohk" is {obj["ohk"]!r}, not a boolean')
+
+
+def read_events(key: Optional[bytes], value: Optional[bytes]) -> list[RawEvent]:
+    """Split a Kafka key/value pair into its events, pairing key frame i with value frame i."""
+    if key is None:
+        raise Malformed("the record has no key; Open Protocol keys carry the version and event keys")
+    if len(key) < _WORD:
+        raise Malformed(f"key has {len(key)} byte(s), too few for the 8-byte protocol version")
+    version = int.from_bytes(key[:_WORD], "big")
+    if version != PROTOCOL_VERSION:
+        raise Malformed(f"protocol version {version}, expected {PROTOCOL_VERSION}")
+    key_frames = split_frames(key, "key", start=_WORD)
+    value_frames = split_frames(value or b"", "value")
+    keys = []
+    for i, frame in enumerate(key_frames):
         try:
-            value_type(code)
-        except KeyError:  # GEOMETRY or an unknown code: the reference path words the rejection
-            return None
-        # Literal values stop at int64; the reference takes flags up to 2**64 - 1.
-        if flag is not None and not 0 <= flag <= _I64_MAX:
-            return None
-    return columns if columns else None
+            keys.append(parse_key(frame))
+        except Malformed as e:
+            raise e.within(f"key frame {i}") from None
+    if len(value_frames) > len(keys):
+        raise Malformed(f"{len(value_frames)} value frames for {len(keys)} key frames")
+    for i in range(len(value_frames), len(keys)):
+        if keys[i]["t"] != KIND_RESOLVED:
+            raise Malformed(
+                f"{len(value_frames)} value frames for {len(keys)} key frames; key frame {i} "
+                f"(event type {keys[i]['t']}) has no value")
+    return [RawEvent(k, value_frames[i] if i < len(value_frames) else None) for i, k in enumerate(keys)]
 
 
-# --- the structs a table's rows decode into ---------------------------------------------------
-
-@dataclass(frozen=True)
-class ColumnRead:
-    """How one column's value is taken from its struct once msgspec has decoded it."""
-
-    field: str  # the struct attribute holding the value, named after the type code ("v8")
-    flag: Any  # the "f" to check by name (an int, or UNSET for none); None when the struct pins it
-    handle: Optional[bool]  # the "h" to check by name; None when it cannot change the column's role
-    # Reads a non-null value further, raising when in doubt: one msgspec's types leave unfinished,
-    # to check (a printed date...) or convert (binary text -> base64). None when the value is final.
-    finish: Optional[Callable[[Any], Any]]
-    # For a printed date, time or decimal, the shapes known to match (values.remembered_shapes):
-    # a value of such a shape is final without calling `finish`.
-    shapes: Optional[dict[bytes, bool]] = None
-
-
-@dataclass(frozen=True)
-class TableTypes:
-    """What a plan is built from: the decoder of its value frames and how each column is read."""
-
-    decode: Callable[[bytes], Any]  # value frame -> struct with "u", "p", "d": name -> column struct
-    columns: tuple[ColumnRead, ...]  # in skeleton order
-
-
-def table_types(columns: Skeleton) -> TableTypes:
-    """The structs for rows of these columns: one per type code (a tagged union on "t" when there
-    are several codes), as strict as the columns of that code allow together.
-
-    Each struct names its value field after its code ("v8" for BIGINT, read from "v"), so that
-    reading a column's value from a struct of another code raises AttributeError: the type code
-    of every column is checked in the attribute access that reads its value."""
-    by_code: dict[int, list[tuple[str, Optional[int], bool]]] = {}
-    for name, code, flag, handle in columns:
-        by_code.setdefault(code, []).append((name, flag, handle))
-    tagged = len(by_code) > 1
-    reads: dict[str, ColumnRead] = {}
-    structs: list[type] = []
-    for code, cols in by_code.items():
-        specs = [column_spec(code, flag or 0, flag is not None, handle) for _, flag, handle in cols]
-        value, bounds = _value_annotation(code, specs)
-        field = f"v{code}"
-        fields: list[Any] = [(field, Optional[value])]
-        flags = {flag for _, flag, _ in cols}
-        if len(flags) == 1:  # pinned in C: the same "f" for every column of the code, or none
-            (flag,) = flags
-            if flag is not None:
-                fields.append(("f", Literal[flag]))
-        else:
-            fields.append(("f", Union[int, UnsetType], UNSET))
-        # "h" decides only whether a column is a handle, which the HandleKeyFlag bit says too. TiCDC
-        # writes "h" (true) for handle columns only, which have the bit (TiCDC open/codec.go,
-        # writeColumnFieldValue): a code whose columns are all plain has no "h" field, so any "h"
-        # fails the decoding; otherwise "h" is read and checked by name for a column without the bit.
-        h_matters = {name for name, flag, _ in cols if flag is None or not flag & HANDLE_KEY_FLAG}
-        plain = all(not handle for _, _, handle in cols) and len(h_matters) == len(cols)
-        if not plain:
-            fields.append(("h", bool, False))
-        if not tagged:
-            fields.insert(0, ("t", Literal[code]))
-        options: dict[str, Any] = {"tag_field": "t", "tag": code} if tagged else {}
-        structs.append(msgspec.defstruct(f"Column{code}", fields, rename={field: "v"},
-                                         forbid_unknown_fields=True, gc=False, **options))
-        for (name, flag, handle), spec in zip(cols, specs):
-            reads[name] = ColumnRead(
-                field=field,
-                flag=None if len(flags) == 1 else (UNSET if flag is None else flag),
-                handle=handle if name in h_matters and not plain else None,
-                finish=spec.read if _unfinished(code, spec, bounds) else None,
-                shapes=remembered_shapes(code),
-            )
-    column = Union[tuple(structs)] if tagged else structs[0]
-    image = Union[dict[str, column], UnsetType]  # type: ignore[valid-type]
-    value_struct = msgspec.defstruct("Value", [("u", image, UNSET), ("p", image, UNSET), ("d", image, UNSET)],
-                                     forbid_unknown_fields=True, gc=False)
-    return TableTypes(msgspec.json.Decoder(value_struct).decode, tuple(reads[name] for name, *_ in columns))
-
-
-def _value_annotation(code: int, specs: list) -> tuple[Any, Optional[tuple[int, int]]]:
-    """The type of "v" shared by the columns of one code, and for integer columns its bounds."""
-    kind = value_type(code)
-    if kind is not int:
-        return (None if kind is type(None) else kind), None
-    lo, hi = min(s.lo for s in specs), max(s.hi for s in specs)
-    # msgspec bounds stop at int64: an unsigned 64-bit column checks its upper bound in its reader.
-    bound = Meta(ge=lo, le=hi) if hi <= _I64_MAX else Meta(ge=lo)
-    return Annotated[int, bound], (lo, hi)
-
-
-def _unfinished(code: int, spec: Any, bounds: Optional[tuple[int, int]]) -> bool:
-    """Whether a column's value needs its reader after msgspec: an integer whose range is narrower
-    than its struct's (or past int64), or text that is not taken as it is."""
-    if bounds is not None:
-        return (spec.lo, spec.hi) != bounds or bounds[1] > _I64_MAX
-    return value_type(code) is str and spec.passes is not str

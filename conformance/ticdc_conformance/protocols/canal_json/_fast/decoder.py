@@ -1,11 +1,11 @@
 """The decoder's fast path: the DML messages of the shape TiCDC sends nearly always, parsed in C by
-msgspec into the types of their table's plan (plans.py, wire.py) instead of into plain JSON values
+msgspec into the types of their table's plan (plans.py, structs.py) instead of into plain JSON values
 that the table's description is then re-read from every time, and turned into their event by the
 plan's event reader, written out for the table's columns (rowcode.py).
 
 It checks everything the reference path (decoder.py, rows.py) checks, in its own order, and only
 ever accepts: whatever it cannot vouch for -- any fault, a message msgspec might read otherwise
-than orjson (wire.py), a large-message placeholder, a DELETE whose `old` repeats `data`, more than
+than orjson (structs.py), a large-message placeholder, a DELETE whose `old` repeats `data`, more than
 one row (TiCDC sends one: canal_json_encoder.go, fillColumns), the first message of a table
 description (plans.PlanCache), DDL and watermark messages -- makes it decline (return None), and
 the reference path decodes the message or names what is wrong with it. So every event it returns
@@ -19,7 +19,7 @@ from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_conformance.protocols.canal_json._fast.plans import PlanCache, TablePlan
 from ticdc_conformance.protocols.canal_json._fast.rowcode import Decline, EventReaderFactory, event_reader
-from ticdc_conformance.protocols.canal_json.wire import DECODE_ERRORS, descriptions
+from ticdc_conformance.protocols.canal_json._fast.structs import DECODE_ERRORS, descriptions
 
 # Everything a plan's event reader raises for a message it cannot vouch for (rowcode.py).
 _DECLINED = (*DECODE_ERRORS, Malformed, Decline, UnicodeEncodeError)

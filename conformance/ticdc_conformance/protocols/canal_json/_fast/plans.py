@@ -3,7 +3,7 @@
 Every DML message repeats its table's description in full (pkNames, mysqlType, sqlType: TiCDC
 pkg/sink/codec/canal/canal_json_encoder.go writes them into each message). Parsing the mysqlType
 texts and picking a reader per column for every message costs more than reading the row itself, so
-a plan does it once, and its message decoder (wire.py) checks in C that a message carries exactly
+a plan does it once, and its message decoder (structs.py) checks in C that a message carries exactly
 that description. A changed description (a DDL, another column selection) gets another plan.
 
 A plan never reports faults itself: whatever it does not recognise as valid raises Malformed, the
@@ -19,7 +19,7 @@ from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.canal_json.java_type import PROMOTIONS, SQL_TYPE_CODES
 from ticdc_conformance.protocols.canal_json.rows import mysql_types, pk_names
 from ticdc_conformance.protocols.canal_json._fast.rowcode import EventReaderFactory, event_reader
-from ticdc_conformance.protocols.canal_json.wire import Description, field_names, message_decoder
+from ticdc_conformance.protocols.canal_json._fast.structs import Description, field_names, message_decoder
 
 
 class TablePlan:
@@ -67,7 +67,7 @@ class PlanCache:
 
     def plan(self, description: Description) -> Optional[TablePlan]:
         """The plan of `description`; None the first time it is seen, and for a description that
-        can have none (not valid, or columns msgspec cannot name: wire.py), which is remembered so
+        can have none (not valid, or columns msgspec cannot name: structs.py), which is remembered so
         that its every message is not built a plan for anew.
 
         TiCDC writes mysqlType from a Go map, in an order that changes from message to message

@@ -13,7 +13,7 @@ How a row is read (the readers of values.py decide, this only arranges their wor
   of a `data` row are joined with NUL, which no plain text holds, and checked by one regex whose
   parts are the columns' patterns, so each text must match its own column's part. A NULL enters
   the join as a lone surrogate, which no decoded JSON string holds (msgspec and orjson both reject
-  one, wire.py) and which each part also takes. The patterns treat every digit alike, so the
+  one, structs.py) and which each part also takes. The patterns treat every digit alike, so the
   shape of the joined texts (digits read as 0) decides as well as the texts do: the shapes that
   matched once are remembered, and most rows cost a bytes.translate and a set lookup instead of
   the regex. The integers among them are then read with int() and their range checked;
@@ -91,7 +91,7 @@ from ticdc_conformance.protocols.canal_json.java_type import PROMOTIONS, SQL_TYP
 from ticdc_conformance.protocols.canal_json.mysql_type import MySQLType
 from ticdc_conformance.protocols.canal_json.values import plain_form, value_reader
 
-EventReader = Callable[[Any], list[DecodedRow]]  # a message Struct (wire.py) -> its event
+EventReader = Callable[[Any], list[DecodedRow]]  # a message Struct (structs.py) -> its event
 # (column types, their sqlType fields, carried key, enable-tidb-extension) -> the plan's reader
 EventReaderFactory = Callable[[dict[str, MySQLType], dict[str, str], tuple[str, ...], bool], EventReader]
 
@@ -262,7 +262,7 @@ def _promotions_of(types: dict[str, MySQLType], fields: dict[str, str]) -> Itera
     """(column, its field in the sqlType Struct, limit, wider code, code) of each unsigned integer
     whose sqlType code java_type.py's rule widens when the `data` row's value passes the signed
     maximum (TiCDC computes it from the row it sends). The other codes follow from the mysqlType
-    alone, which the message decoder checks (wire.py)."""
+    alone, which the message decoder checks (structs.py)."""
     for name, t in types.items():
         if t.unsigned and t.base in PROMOTIONS:
             limit, wider = PROMOTIONS[t.base]
@@ -275,7 +275,7 @@ def _promotions(types: dict[str, MySQLType], fields: dict[str, str]) -> list[str
     lines = []
     for name, field, limit, wider, code in _promotions_of(types, fields):
         i = index[name]
-        assert field.isidentifier() and field.startswith("c")  # wire.field_names: c0, c1...
+        assert field.isidentifier() and field.startswith("c")  # structs.field_names: c0, c1...
         lines += [f"    if msg.sqlType.{field} != ({literal(wider)} if x{i} is not None and x{i} > {literal(limit)}"
                   f" else {literal(code)}):",
                   "        raise Decline"]

@@ -1,5 +1,5 @@
 """The Open Protocol decoder's fast path: a whole message of row and resolved events read through
-per-table msgspec structs (wire.py), with Python finishing only what C cannot.
+per-table msgspec structs (structs.py), with Python finishing only what C cannot.
 
 It only ever accepts. Whatever it cannot vouch for cheaply (a DDL event, a large-message
 placeholder, a value that fails its table's types, anything malformed) makes `FastPath.decode`
@@ -14,10 +14,10 @@ from typing import Optional
 from ticdc_conformance.events import DecodedEvent, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 from ticdc_conformance.protocols.common.keys import carried_key
-from ticdc_conformance.protocols.open_protocol.framing import KIND_RESOLVED, PROTOCOL_VERSION, split_frames
+from ticdc_conformance.protocols.open_protocol.wire import KIND_RESOLVED, PROTOCOL_VERSION, split_frames
 from ticdc_conformance.protocols.open_protocol._fast.rowcode import Decline, RowReader, row_reader
 from ticdc_conformance.protocols.open_protocol.values import column_spec, keys_of
-from ticdc_conformance.protocols.open_protocol.wire import EventKey, Skeleton, decode_key, skeleton, table_types
+from ticdc_conformance.protocols.open_protocol._fast.structs import EventKey, Skeleton, decode_key, skeleton, table_types
 
 _VERSION_HEAD = PROTOCOL_VERSION.to_bytes(8, "big")
 # Tables and table shapes come from the stream, so both caches are bounded (see bounded_put).
@@ -28,7 +28,7 @@ _PLANS_MAX = 256
 # What reading a message raises when it is not one the fast path vouches for: msgspec's errors
 # (DecodeError is a ValueError; RecursionError for a document nested too deep), a finisher's or a
 # bad frame's Malformed, a row reader's AttributeError (a column of another type code than its
-# plan's: see wire.table_types) or Decline.
+# plan's: see structs.table_types) or Decline.
 _DECLINED = (ValueError, RecursionError, Malformed, AttributeError, Decline)
 
 

@@ -59,7 +59,7 @@ from msgspec import UNSET
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.common.codegen import compile_function, literal
 from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
-from ticdc_conformance.protocols.open_protocol.wire import ColumnRead
+from ticdc_conformance.protocols.open_protocol._fast.structs import ColumnRead
 
 RowReader = Callable[[Any, bytes, str], DecodedRow]  # (event key, value frame, insert op) -> row
 # The only strings the source of a row reader holds (codegen.compile_function checks it).
