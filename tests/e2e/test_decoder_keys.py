@@ -20,7 +20,7 @@ import pytest
 
 from ticdc_conformance.checks.differential import check_final_state
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.open_protocol.values import decode_columns
 from ticdc_conformance.protocols.simple.wire.table import table_from_wire
@@ -87,7 +87,7 @@ def test_every_encoding_conforms_with_the_primary_key_selected_away(run):
 
 def _decoded_rows(case: Path) -> list[DecodedRow]:
     manifest = json.loads((case / "manifest.json").read_text())
-    package = protocol_package(manifest["protocol"])
+    package = protocol_spec(manifest["protocol"])
     decoders, rows = {}, []
     for record in iter_record_files(case / "records"):
         tp = (record.topic, record.partition)

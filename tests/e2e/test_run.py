@@ -16,7 +16,7 @@ from ticdc_conformance.consumers.spark.job import consume
 from ticdc_conformance.errors import ConsumerError
 from ticdc_conformance.events import DecodedWatermark
 from ticdc_conformance.findings.outcome import overall_exit
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE, run_encoding
 from ticdc_generators.pipeline import config_for, encoding_names, generate
@@ -256,7 +256,7 @@ def test_whether_a_stream_carries_watermarks_is_what_its_decoded_records_hold(tm
     decoders = {}
     decoded = [ev for r in iter_record_files(tmp_path / "records")
                for ev in decoders.setdefault((r.topic, r.partition),
-                                             protocol_package(m["protocol"]).new_decoder(m["sink"])).decode(r)]
+                                             protocol_spec(m["protocol"]).new_decoder(m["sink"])).decode(r)]
     assert any(isinstance(ev, DecodedWatermark) for ev in decoded) is carries_watermarks(m["protocol"], m["sink"])
     assert carries_watermarks(m["protocol"], m["sink"]) is (extension or encoding in ("open-protocol", "simple-json",
                                                                                        "simple-avro"))

@@ -139,7 +139,7 @@ def test_py_files_zip_is_all_the_project_the_job_needs(tmp_path):
     assert f"--py-files {second} " in proc.stdout and str(Path(spark_job.__file__).resolve()) in proc.stdout
     python = python_without_project(tmp_path / "venv")
     probe = ("import ticdc_conformance.consumers.spark.job as job, ticdc_conformance.protocols as p\n"
-             "for name in ('open-protocol', 'canal-json', 'debezium', 'simple'): p.protocol_package(name)\n"
+             "for name in ('open-protocol', 'canal-json', 'debezium', 'simple'): p.protocol(name)\n"
              "print(job.__file__)")
     proc = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=str(first)))

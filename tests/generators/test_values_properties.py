@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.canonical import value_to_json
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
@@ -102,7 +102,7 @@ def _roundtrip_problems(encoding: str, time_zone: str, types: list[TiDBType]) ->
     config = SinkConfig(topic="t", partition_num=1, time_zone=time_zone, **DEFAULT_MATRIX[encoding])
     options = config.ticdc_options()
     module = encoder_module(config.protocol)
-    package = protocol_package(config.protocol)
+    package = protocol_spec(config.protocol)
     problems = []
     for t in types:
         table = _table(t)

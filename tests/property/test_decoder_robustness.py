@@ -35,7 +35,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.simple import SimpleDecoder
 from ticdc_conformance.protocols.common.claim_check import FOLDER, claim_check_options
 from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, TruthSnapshot
 from ticdc_contract.record import KafkaRecord
@@ -111,7 +112,7 @@ class Corpus:
         options = dict(self.options)
         if folder is not None:
             options[FOLDER] = str(folder)
-        return protocol_package(self.protocol).new_decoder(options)
+        return protocol_spec(self.protocol).new_decoder(options)
 
     def teach_schemas(self, decoder, record: KafkaRecord) -> None:
         """Feeds `decoder` the BOOTSTRAP and DDL records of `record`'s partition."""
@@ -761,12 +762,12 @@ def _claim_checked(corpus: Corpus) -> KafkaRecord:
 
 
 def _without(option: str) -> Callable[[Corpus, Optional[Path]], Any]:
-    return lambda corpus, folder: protocol_package(corpus.protocol).new_decoder(
+    return lambda corpus, folder: protocol_spec(corpus.protocol).new_decoder(
         {k: v for k, v in corpus.options.items() if k != option})
 
 
 def _holding_nothing(corpus: Corpus, folder: Optional[Path]) -> Any:
-    return protocol_package("simple").SimpleDecoder(corpus.options, max_held=0)
+    return SimpleDecoder(corpus.options, max_held=0)
 
 
 def _keep(corpus: Corpus, record: KafkaRecord) -> KafkaRecord:

@@ -13,7 +13,7 @@ import pytest
 
 from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent
 
@@ -85,7 +85,7 @@ def _seen(decoded: Any, expected: Any) -> Any:
 def test_decoder_reads_the_example_as_its_events(ex):
     for profile in ex["profiles"]:
         options = _options(ex, profile)
-        decoder = protocol_package(ex["protocol"]).new_decoder(options)
+        decoder = protocol_spec(ex["protocol"]).new_decoder(options)
         _schema_first(ex, profile, decoder)
         key, value = message_parts(ex)
         decoded = decoder.decode(kafka_record(value, key, offset=1))

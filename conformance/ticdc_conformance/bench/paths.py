@@ -22,7 +22,7 @@ from typing import Callable, Optional
 from ticdc_contract.record import KafkaRecord
 
 from ..events import DecodedEvent
-from ..protocols import protocol_package
+from ..protocols import protocol as protocol_spec
 from .decode import TARGET_RATIO, bare_parser, record_batches
 from .inputs import SCENARIO, Inputs, cached_inputs
 
@@ -77,7 +77,7 @@ class PathFigures:
 
 def decoder_paths(manifest: dict) -> dict[str, _Partitions]:
     """The decoders measured for an encoding, by path."""
-    new_decoder = protocol_package(manifest["protocol"]).new_decoder
+    new_decoder = protocol_spec(manifest["protocol"]).new_decoder
     options = dict(manifest["sink"])
     paths = {"reference": _Partitions(new_decoder, {**options, "fast-path": False}),
              "fast": _Partitions(new_decoder, options)}

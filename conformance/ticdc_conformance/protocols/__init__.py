@@ -33,12 +33,3 @@ def protocol(name: str) -> ProtocolSpec:
         raise ValueError(f"unknown protocol {name!r}; expected one of {', '.join(_PACKAGES)}") from None
     spec: ProtocolSpec = importlib.import_module(f"{__name__}.{package}").PROTOCOL
     return spec
-
-
-def protocol_package(protocol: str):  # type: ignore[no-untyped-def]
-    """The package of `protocol`; kept only while callers move to `protocol(name)`."""
-    try:
-        pkg = _PACKAGES[protocol]
-    except KeyError:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(_PACKAGES)}") from None
-    return importlib.import_module(f"{__name__}.{pkg}")

@@ -27,7 +27,7 @@ from ticdc_conformance.fidelity.roundtrip import canonical
 from ticdc_conformance.checks.value_forms import UNKNOWN, column_forms
 from ticdc_conformance.consumers.sequential.consumer import consume_local
 from ticdc_conformance.consumers.output import final_file_name
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.debezium import temporal
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import Column, TableSchema
@@ -56,7 +56,7 @@ def test_a_projected_value_is_its_own_compared_form(col):
     """projection then normalisation = projection, with and without upstream's value known, for
     every edge value of every type: the reference consumer's output is never changed."""
     options = col.options(ZONE)
-    pkg = protocol_package(col.protocol)
+    pkg = protocol_spec(col.protocol)
     for t in all_types_matrix():
         forms = column_forms(Column("c", t), col.protocol, options)
         for v in edge_values(t, ZONE):
@@ -77,7 +77,7 @@ def test_normalising_is_idempotent_and_accepts_upstream_spelled_any_faithful_way
     col, t = data.draw(st.sampled_from(_SAMPLED), label="column, type")
     options = col.options(ZONE)
     value = canonical(t, data.draw(domain_for(t, nullable=True, time_zone=ZONE).strategy(), label="upstream"))
-    pkg = protocol_package(col.protocol)
+    pkg = protocol_spec(col.protocol)
     forms = column_forms(Column("c", t), col.protocol, options)
     projected = pkg.project_value(t, value, options)
     for spelled in _spellings(t, value) + [projected]:
@@ -122,7 +122,7 @@ def _spellings(t: TiDBType, value: Any) -> list:
 ])
 def test_a_near_miss_keeps_its_form(wrong, t, upstream, protocol, options):
     forms = column_forms(Column("c", t), protocol, options)
-    projected = protocol_package(protocol).project_value(t, upstream, options)
+    projected = protocol_spec(protocol).project_value(t, upstream, options)
     # Without upstream's row a DECIMAL is read through the projection, where a 30th digit is lost.
     for known in (upstream, UNKNOWN) if t.base != "decimal" else (upstream,):
         got = forms.normalise(wrong, known)

@@ -8,6 +8,8 @@ matrix, each edge value encoded by the real encoder and read back by the referen
 Variants that are no column must decode every edge exactly as their base column does."""
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import subprocess
 
@@ -16,7 +18,7 @@ import pytest
 from ticdc_conformance.fidelity.matrix import (COLUMNS, LEVELS, UNPUBLISHED, MatrixColumn, describe, edge_values,
                                                matrix, type_label, zones_for)
 from ticdc_conformance.fidelity.roundtrip import ABSENT, canonical, round_trip, same_value
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.type_catalogue import all_types_matrix
 
@@ -32,7 +34,7 @@ def _short(v) -> str:
 
 def cell_problems(col: MatrixColumn, t: TiDBType) -> list[str]:
     level, _ = describe(t, col)
-    package = protocol_package(col.protocol)
+    package = protocol_spec(col.protocol)
     problems, changed = [], 0
     for zone in zones_for(t):
         options = col.options(zone)
@@ -81,9 +83,10 @@ def test_unpublished_variants_read_every_edge_as_their_base_column(unpublished):
 def test_a_wrong_cell_is_caught(monkeypatch):
     """The check can fail: a description forced wrong is reported both ways."""
     debezium = next(c for c in COLUMNS if c.name == "debezium")
-    package = protocol_package("debezium")
-    monkeypatch.setattr(package, "describe_fidelity",
-                        lambda t, o: ("exact", "forced") if t.base == "decimal" else ("lossy", "forced"))
+    package = importlib.import_module("ticdc_conformance.protocols.debezium")
+    forced = dataclasses.replace(package.PROTOCOL, describe_fidelity=lambda t, o: (
+        ("exact", "forced") if t.base == "decimal" else ("lossy", "forced")))
+    monkeypatch.setattr(package, "PROTOCOL", forced)
     said_exact = cell_problems(debezium, TiDBType("decimal", flen=10, decimal=2))
     said_lossy = cell_problems(debezium, TiDBType("int"))
     assert any("cell says exact, the decoder read" in p for p in said_exact), said_exact

@@ -23,8 +23,8 @@ from ticdc_conformance.lint import (INFO, Findings, LintInputError, RecordFiles,
 from ticdc_conformance.lint.command import parse_sink_options
 from ticdc_conformance.lint.seen import SeenWindow
 from ticdc_conformance.lint.settings import make_settings
-from ticdc_conformance.protocols import protocol_package
-from ticdc_conformance.protocols.open_protocol.framing import read_events
+from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.open_protocol.wire import read_events
 from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
@@ -51,7 +51,7 @@ def simulate(scenario: str = "smoke", encoding: str = "open-protocol", seed: int
 
 def decoded(records: list[KafkaRecord], settings) -> list[tuple[KafkaRecord, list]]:
     """Each record with its events, by the project's decoder of its partition."""
-    package = protocol_package(settings.protocol)
+    package = protocol_spec(settings.protocol)
     decoders: dict = {}
     out = []
     for r in records:

@@ -17,7 +17,7 @@ from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.lint import lint
 from ticdc_conformance.lint.settings import make_settings
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.record import KafkaRecord
 
 from tests.conformance.consumers.test_consumer_rules import Topic, feed, insert, rows, ts, update, wm
@@ -283,7 +283,7 @@ def test_a_rename_that_changes_the_schema_version_is_caught():
 def test_a_bootstrap_without_its_table_schema_is_rejected():
     records, settings = simulate("smoke", "simple-json")
     i = first(records, of_type("BOOTSTRAP"))
-    decoder = protocol_package("simple").new_decoder(dict(settings.options))
+    decoder = protocol_spec("simple").new_decoder(dict(settings.options))
     assert isinstance(decoder.decode(records[i])[0], DecodedBootstrap)
     r = edit(records, i, lambda m: m.pop("tableSchema"))
     with pytest.raises(DecodeError, match="tableSchema"):
@@ -296,7 +296,7 @@ def test_read_from_the_start_every_dml_finds_its_cached_schema_and_one_before_it
     records, settings = simulate("smoke", "simple-json")
     decoders: dict = {}
     for r in records:  # from the start: no DML ever waits
-        d = decoders.setdefault(r.partition, protocol_package("simple").new_decoder(dict(settings.options)))
+        d = decoders.setdefault(r.partition, protocol_spec("simple").new_decoder(dict(settings.options)))
         events = d.decode(r)
         assert d.held_count == 0
         if json.loads(r.value)["type"] in ("INSERT", "UPDATE", "DELETE"):
@@ -306,7 +306,7 @@ def test_read_from_the_start_every_dml_finds_its_cached_schema_and_one_before_it
     b = first(part, of_type("BOOTSTRAP"))
     table = json.loads(part[b].value)["tableSchema"]["table"]
     dml = next(r for r in part[b:] if json.loads(r.value).get("table") == table)
-    d = protocol_package("simple").new_decoder(dict(settings.options))
+    d = protocol_spec("simple").new_decoder(dict(settings.options))
     assert d.decode(dml) == [] and d.held_count == 1
     assert [type(e) for e in d.decode(part[b])] == [DecodedBootstrap, DecodedRow] and d.held_count == 0
 
@@ -328,7 +328,7 @@ def test_canal_events_are_told_apart_by_is_ddl_and_type_not_by_where_they_are():
     records, settings = simulate("smoke", "canal-json")
     picks = [records[first(records, want)] for want in (lambda m: m["isDdl"], of_type("TIDB_WATERMARK"),
                                                         of_type("INSERT"))]
-    decoder = protocol_package("canal-json").new_decoder(dict(settings.options))
+    decoder = protocol_spec("canal-json").new_decoder(dict(settings.options))
     moved = [replace(r, topic="elsewhere", partition=7) for r in picks]
     assert [type(decoder.decode(r)[0]) for r in moved] == [DecodedDDL, DecodedWatermark, DecodedRow]
     not_ddl = edit(moved, 0, lambda m: m.__setitem__("isDdl", False))  # a CREATE is no DML event
@@ -342,7 +342,7 @@ def test_values_read_the_same_from_bare_and_parameterised_mysql_types():
     full, full_settings = simulate("types", "canal-json", content_compatible=True)
     i = first(bare, of_type("INSERT"))
     assert json.loads(bare[i].value)["mysqlType"] != json.loads(full[i].value)["mysqlType"]
-    package = protocol_package("canal-json")
+    package = protocol_spec("canal-json")
     a = package.new_decoder(dict(settings.options)).decode(bare[i])
     b = package.new_decoder(dict(full_settings.options)).decode(full[i])
     assert [e.after for e in a] == [e.after for e in b] and a[0].after
@@ -354,5 +354,5 @@ def test_a_mysql_type_outside_spec_004s_table_is_rejected():
     r = edit(records, first(records, of_type("BOOTSTRAP")),
              lambda m: m["tableSchema"]["columns"][0]["dataType"].update(mysqlType="varchar2"))
     with pytest.raises(DecodeError, match="varchar2"):
-        protocol_package("simple").new_decoder(dict(settings.options)).decode(r)
+        protocol_spec("simple").new_decoder(dict(settings.options)).decode(r)
     assert at("SIMPLE-FORMAT-1", r) in findings(records, settings)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.canal_json import (
     describe_event_fidelity,
     describe_fidelity,
@@ -184,8 +184,8 @@ def test_record_key_and_headers_are_not_read():
     assert new_decoder(EXT).decode(rec) == decode(SPEC_INSERT.encode())
 
 
-def test_protocol_package_lookup():
-    assert protocol_package("canal-json").new_decoder is new_decoder
+def test_registered_under_the_protocol_name():
+    assert protocol_spec("canal-json").new_decoder is new_decoder
 
 
 # --- TiCDC-shaped messages for the smoke types and every base type --------------------------------

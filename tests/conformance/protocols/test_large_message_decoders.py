@@ -33,7 +33,7 @@ from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.consumers.sequential.consumer import merged_records
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.claim_check import ClaimCheckStore, claim_check_options
 from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, SnapshotUnavailable, TruthSnapshot
 from ticdc_contract.record import KafkaRecord
@@ -227,7 +227,7 @@ def test_open_protocol_claim_check_reads_the_stored_batch(folder, codec):
     location = f"{OPEN_URI}/{FILE_NAME}"
     placeholder = open_message(open_location_key(location), compress(codec, orjson.dumps({"u": open_cols(3)})))
     options = cc_options(OPEN_URI, folder, **{"large-message-handle-compression": codec})
-    dec = protocol_package("open-protocol").new_decoder(options)
+    dec = protocol_spec("open-protocol").new_decoder(options)
     [row] = dec.decode(rec(*placeholder))
     [direct] = dec.decode(rec(key, value))
     assert row == direct
@@ -240,7 +240,7 @@ def test_open_protocol_claim_check_key_of_classic_ticdc(folder):
     key, value = open_message(open_key(), orjson.dumps({"u": open_cols(3, "cc")}))
     (folder / FILE_NAME).write_bytes(go_claim_check_message(key, value))
     placeholder = open_message(open_key(ccl=f"{OPEN_URI}/{FILE_NAME}"), orjson.dumps({"u": open_cols(3)}))
-    [row] = protocol_package("open-protocol").new_decoder(cc_options(OPEN_URI, folder)).decode(rec(*placeholder))
+    [row] = protocol_spec("open-protocol").new_decoder(cc_options(OPEN_URI, folder)).decode(rec(*placeholder))
     assert row.after == {"id": 3, "val": "cc"}
 
 
@@ -248,7 +248,7 @@ def test_open_protocol_claim_check_refuses_a_file_of_another_row(folder):
     key, value = open_message(open_key(ts=OPEN_TS + 1), orjson.dumps({"u": open_cols(3, "cc")}))
     (folder / FILE_NAME).write_bytes(go_claim_check_message(key, value))
     placeholder = open_message(open_location_key(f"{OPEN_URI}/{FILE_NAME}"), orjson.dumps({"u": open_cols(3)}))
-    dec = protocol_package("open-protocol").new_decoder(cc_options(OPEN_URI, folder))
+    dec = protocol_spec("open-protocol").new_decoder(cc_options(OPEN_URI, folder))
     assert_decode_error(dec, rec(*placeholder), r'claim-check file holds a row whose key "ts"')
 
 
@@ -262,7 +262,7 @@ def test_canal_json_claim_check_reads_the_stored_message(folder, codec, raw_valu
     placeholder = canal_message("INSERT", CANAL_ROW, only={"id"}, claimCheckLocation=location)
     options = cc_options(CANAL_URI, folder, **CANAL_EXT, **{"large-message-handle-compression": codec,
                                                             "claim-check-raw-value": raw_value})
-    dec = protocol_package("canal-json").new_decoder(options)
+    dec = protocol_spec("canal-json").new_decoder(options)
     [row] = dec.decode(rec(None, compress(codec, orjson.dumps(placeholder))))
     [direct] = dec.decode(rec(None, full))
     assert row == direct
@@ -272,7 +272,7 @@ def test_canal_json_claim_check_reads_the_stored_message(folder, codec, raw_valu
 def test_canal_json_claim_check_refuses_a_stored_placeholder(folder):
     nested = canal_message("INSERT", CANAL_ROW, only={"id"}, claimCheckLocation=f"{CANAL_URI}/{FILE_NAME}")
     (folder / FILE_NAME).write_bytes(go_claim_check_message(None, orjson.dumps(nested)))
-    dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
+    dec = protocol_spec("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
     assert_decode_error(dec, rec(None, orjson.dumps(nested)), r"claim-check file: holds another large-message placeholder")
 
 
@@ -288,7 +288,7 @@ def test_simple_claim_check_reads_the_stored_message(simple, folder, codec, raw_
                              claimCheckLocation=f"{SIMPLE_URI}/{FILE_NAME}")
     options = cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt, "claim-check-raw-value": raw_value,
                                                 "large-message-handle-compression": codec})
-    dec = protocol_package("simple").new_decoder(options)
+    dec = protocol_spec("simple").new_decoder(options)
     dec.decode(rec(None, compress(codec, simple.bootstrap()), 0))
     [row] = dec.decode(rec(None, compress(codec, placeholder), 1))
     [direct] = dec.decode(rec(None, full, 2))
@@ -303,7 +303,7 @@ def test_simple_claim_check_waits_for_its_schema_like_any_dml(simple, folder):
     (folder / FILE_NAME).write_bytes(go_claim_check_message(None, simple.dml("INSERT", data, None, ts)))
     placeholder = simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True,
                              claimCheckLocation=f"{SIMPLE_URI}/{FILE_NAME}")
-    dec = protocol_package("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
+    dec = protocol_spec("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
     assert dec.decode(rec(None, placeholder, 0)) == []
     _, row = dec.decode(rec(None, simple.bootstrap(), 1))
     assert row.after["name"] == "John Doe"
@@ -314,7 +314,7 @@ def test_simple_claim_check_refuses_a_file_of_another_commit(simple, folder):
     (folder / FILE_NAME).write_bytes(go_claim_check_message(None, simple.dml("INSERT", data, None, ts + 1)))
     placeholder = simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True,
                              claimCheckLocation=f"{SIMPLE_URI}/{FILE_NAME}")
-    dec = protocol_package("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
+    dec = protocol_spec("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
     dec.decode(rec(None, simple.bootstrap(), 0))
     assert_decode_error(dec, rec(None, placeholder, 1), r"claim-check file: holds a DML whose commit_ts")
 
@@ -342,7 +342,7 @@ def test_claim_check_locations_outside_the_folder_are_refused(tmp_path, folder, 
     (tmp_path / "secret.json").write_bytes(go_claim_check_message(None, full))
     (folder / "sub").mkdir()
     (folder / "sub" / FILE_NAME).write_bytes((tmp_path / "secret.json").read_bytes())
-    dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
+    dec = protocol_spec("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
     assert_decode_error(dec, _canal_placeholder(location), pattern)
 
 
@@ -350,20 +350,20 @@ def test_a_symlink_out_of_the_folder_is_refused(tmp_path, folder):
     secret = tmp_path / "secret.json"
     secret.write_bytes(go_claim_check_message(None, orjson.dumps(canal_message("INSERT", CANAL_ROW))))
     (folder / FILE_NAME).symlink_to(secret)
-    dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
+    dec = protocol_spec("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
     assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"), r"resolves outside the claim-check folder")
 
 
 def test_unreadable_names_are_decode_errors(folder):
     (folder / "loop.json").symlink_to(folder / "loop.json")
-    dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
+    dec = protocol_spec("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
     assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/loop.json"), r"'loop\.json' cannot be read")
     assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/{'a' * 300}.json"), r"cannot be read: File name too long")
 
 
 def test_a_fifo_is_refused_without_blocking(folder):
     os.mkfifo(folder / FILE_NAME)
-    dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
+    dec = protocol_spec("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
     outcome: list = []
     worker = threading.Thread(target=lambda: outcome.append(
         pytest.raises(DecodeError, dec.decode, _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"))), daemon=True)
@@ -376,11 +376,11 @@ def test_a_fifo_is_refused_without_blocking(folder):
 def test_every_decoder_names_the_record_when_storage_is_missing_or_refused(simple, folder):
     # No folder configured: the placeholder cannot be resolved.
     key, value = open_message(open_location_key(f"{OPEN_URI}/{FILE_NAME}"), orjson.dumps({"u": open_cols(3)}))
-    assert_decode_error(protocol_package("open-protocol").new_decoder({}), rec(key, value),
+    assert_decode_error(protocol_spec("open-protocol").new_decoder({}), rec(key, value),
                  r"needs the claim-check storage: decoder option 'claim-check-folder' is not set")
-    assert_decode_error(protocol_package("canal-json").new_decoder(CANAL_EXT), _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"),
+    assert_decode_error(protocol_spec("canal-json").new_decoder(CANAL_EXT), _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"),
                  r"needs the claim-check storage")
-    dec = protocol_package("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
+    dec = protocol_spec("simple").new_decoder(cc_options(SIMPLE_URI, folder, **{"encoding-format": simple.fmt}))
     dec.decode(rec(None, simple.bootstrap(), 0))
     ts, data, _ = SIMPLE_DMLS["INSERT"]
     for offset, location in enumerate([f"{SIMPLE_URI}/../{FILE_NAME}", f"{SIMPLE_URI}/{FILE_NAME}"], start=1):
@@ -388,7 +388,7 @@ def test_every_decoder_names_the_record_when_storage_is_missing_or_refused(simpl
         assert_decode_error(dec, rec(None, placeholder, offset), r"contains '\.\.'|does not exist")
     # Open Protocol through a relative escape as well.
     key, value = open_message(open_location_key(f"{OPEN_URI}/../{FILE_NAME}"), orjson.dumps({"u": open_cols(3)}))
-    assert_decode_error(protocol_package("open-protocol").new_decoder(cc_options(OPEN_URI, folder)), rec(key, value),
+    assert_decode_error(protocol_spec("open-protocol").new_decoder(cc_options(OPEN_URI, folder)), rec(key, value),
                  r"contains '\.\.'")
 
 
@@ -400,7 +400,7 @@ def test_every_decoder_names_the_record_when_storage_is_missing_or_refused(simpl
 ])
 def test_broken_claim_check_files_are_decode_errors(folder, content, pattern):
     (folder / FILE_NAME).write_bytes(content)
-    dec = protocol_package("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
+    dec = protocol_spec("canal-json").new_decoder(cc_options(CANAL_URI, folder, **CANAL_EXT))
     assert_decode_error(dec, _canal_placeholder(f"{CANAL_URI}/{FILE_NAME}"), pattern)
 
 
@@ -409,7 +409,7 @@ def test_a_hostile_compressed_claim_check_value_allocates_nothing_like_its_claim
     hostile = b"\xff\xff\xff\xff\x0f\x00abc"
     (folder / FILE_NAME).write_bytes(go_claim_check_message(None, hostile))
     options = cc_options(CANAL_URI, folder, **CANAL_EXT, **{"large-message-handle-compression": "snappy"})
-    dec = protocol_package("canal-json").new_decoder(options)
+    dec = protocol_spec("canal-json").new_decoder(options)
     placeholder = rec(None, compress("snappy", orjson.dumps(
         canal_message("INSERT", CANAL_ROW, only={"id"}, claimCheckLocation=f"{CANAL_URI}/{FILE_NAME}"))))
     tracemalloc.start()
@@ -430,7 +430,7 @@ def test_claim_check_options_come_from_the_manifest(tmp_path):
         with pytest.raises(ValueError, match="must be a folder inside the run directory"):
             claim_check_options({"claim_check": {"storage_uri": "file:///tmp/x", "folder": bad}}, tmp_path)
     with pytest.raises(ValueError, match="needs 'claim-check-storage-uri'"):
-        protocol_package("canal-json").new_decoder({"claim-check-folder": str(tmp_path)})
+        protocol_spec("canal-json").new_decoder({"claim-check-folder": str(tmp_path)})
 
 
 def test_the_store_tolerates_a_trailing_slash_in_the_uri(folder):
@@ -447,7 +447,7 @@ def test_open_protocol_handle_key_only_is_completed_at_commit_ts_and_the_ts_befo
     t = OPEN_TS
     lookup = DictLookup({at({"id": 2}, t): {"id": 2, "val": "bb"}, at({"id": 2}, t - 1): {"id": 2, "val": "aa"},
                          at({"id": 1}, t - 1): {"id": 1, "val": "gone"}, at({"id": 5}, t): {"id": 5, "val": "new"}})
-    dec = protocol_package("open-protocol").new_decoder({"large-message-handle-option": "handle-key-only",
+    dec = protocol_spec("open-protocol").new_decoder({"large-message-handle-option": "handle-key-only",
                                                          SNAPSHOT_LOOKUP: lookup})
     update = dec.decode(rec(*open_message(open_key(ohk=True), orjson.dumps({"u": open_cols(2), "p": open_cols(2)}))))
     delete = dec.decode(rec(*open_message(open_key(ohk=True), orjson.dumps({"d": open_cols(1)}))))
@@ -465,7 +465,7 @@ def test_open_protocol_handle_key_only_is_completed_at_commit_ts_and_the_ts_befo
 @pytest.mark.parametrize("codec", CODECS)
 def test_open_protocol_handle_key_only_values_are_decompressed(codec):
     lookup = DictLookup({at({"id": 4}, OPEN_TS): {"id": 4, "val": "x"}})
-    dec = protocol_package("open-protocol").new_decoder({"large-message-handle-compression": codec,
+    dec = protocol_spec("open-protocol").new_decoder({"large-message-handle-compression": codec,
                                                          SNAPSHOT_LOOKUP: lookup})
     key, value = open_message(open_key(ohk=True), compress(codec, orjson.dumps({"u": open_cols(4)})))
     assert dec.decode(rec(key, value))[0].after == {"id": 4, "val": "x"}
@@ -475,7 +475,7 @@ def test_an_update_that_moves_the_key_reads_each_row_under_its_own_key():
     # Spec 002 example: UPDATE test.t1 SET id = 4 WHERE id = 2 (sent as one update when not split).
     lookup = DictLookup({at({"id": 4}, OPEN_TS): {"id": 4, "val": "ee"},
                          at({"id": 2}, OPEN_TS - 1): {"id": 2, "val": "bb"}})
-    dec = protocol_package("open-protocol").new_decoder({SNAPSHOT_LOOKUP: lookup})
+    dec = protocol_spec("open-protocol").new_decoder({SNAPSHOT_LOOKUP: lookup})
     [row] = dec.decode(rec(*open_message(open_key(ohk=True), orjson.dumps({"u": open_cols(4), "p": open_cols(2)}))))
     assert (row.after, row.before) == ({"id": 4, "val": "ee"}, {"id": 2, "val": "bb"})
 
@@ -484,14 +484,14 @@ def test_an_update_that_moves_the_key_reads_each_row_under_its_own_key():
 @pytest.mark.parametrize("kind", ["INSERT", "UPDATE", "DELETE"])
 def test_canal_json_handle_key_only_is_completed(codec, kind):
     t = CANAL_TS
-    full = {k: v for k, v in protocol_package("canal-json").new_decoder(CANAL_EXT).decode(
+    full = {k: v for k, v in protocol_spec("canal-json").new_decoder(CANAL_EXT).decode(
         rec(None, orjson.dumps(canal_message("INSERT", CANAL_ROW))))[0].after.items()}
     older = dict(full, c_int=1)
     lookup = DictLookup({at({"id": 2}, t): full, at({"id": 2}, t - 1): older})
     options = {**CANAL_EXT, "large-message-handle-option": "handle-key-only",
                "large-message-handle-compression": codec, SNAPSHOT_LOOKUP: lookup}
     msg = canal_message(kind, CANAL_ROW, old=CANAL_ROW if kind == "UPDATE" else None, only={"id"}, onlyHandleKey=True)
-    [row] = protocol_package("canal-json").new_decoder(options).decode(rec(None, compress(codec, orjson.dumps(msg))))
+    [row] = protocol_spec("canal-json").new_decoder(options).decode(rec(None, compress(codec, orjson.dumps(msg))))
     # canal_json_decoder.go assembleHandleKeyOnlyDMLEvent: INSERT/UPDATE data at commitTs, UPDATE old
     # and DELETE at commitTs - 1.
     expected = {"INSERT": (full, None, [t]), "UPDATE": (full, older, [t, t - 1]), "DELETE": (None, older, [t - 1])}
@@ -503,7 +503,7 @@ def test_canal_json_handle_key_only_is_completed(codec, kind):
 @pytest.mark.parametrize("kind", ["INSERT", "UPDATE", "DELETE"])
 def test_simple_handle_key_only_is_completed(simple, kind):
     ts, data, old = SIMPLE_DMLS[kind]
-    dec_full = protocol_package("simple").new_decoder({"encoding-format": simple.fmt})
+    dec_full = protocol_spec("simple").new_decoder({"encoding-format": simple.fmt})
     dec_full.decode(rec(None, simple.bootstrap(), 0))
     [direct] = dec_full.decode(rec(None, simple.dml(kind, data, old, ts), 1))
     rows = {}
@@ -512,7 +512,7 @@ def test_simple_handle_key_only_is_completed(simple, kind):
     if direct.before is not None:
         rows[at({"id": 1}, ts - 1)] = direct.before
     lookup = DictLookup(rows)
-    dec = protocol_package("simple").new_decoder({"encoding-format": simple.fmt, SNAPSHOT_LOOKUP: lookup,
+    dec = protocol_spec("simple").new_decoder({"encoding-format": simple.fmt, SNAPSHOT_LOOKUP: lookup,
                                                   "large-message-handle-option": "handle-key-only"})
     dec.decode(rec(None, simple.bootstrap(), 0))
     [row] = dec.decode(rec(None, simple.dml(kind, key_only(data), key_only(old), ts, handleKeyOnly=True), 1))
@@ -523,11 +523,11 @@ def test_simple_handle_key_only_is_completed(simple, kind):
 
 def test_without_a_lookup_every_handle_key_only_message_is_a_decode_error(simple):
     pattern = r"handle-key-only message needs an upstream snapshot lookup"
-    assert_decode_error(protocol_package("open-protocol").new_decoder({}),
+    assert_decode_error(protocol_spec("open-protocol").new_decoder({}),
                  rec(*open_message(open_key(ohk=True), orjson.dumps({"u": open_cols(4)}))), pattern)
-    assert_decode_error(protocol_package("canal-json").new_decoder(CANAL_EXT),
+    assert_decode_error(protocol_spec("canal-json").new_decoder(CANAL_EXT),
                  rec(None, orjson.dumps(canal_message("INSERT", CANAL_ROW, only={"id"}, onlyHandleKey=True))), pattern)
-    dec = protocol_package("simple").new_decoder({"encoding-format": simple.fmt})
+    dec = protocol_spec("simple").new_decoder({"encoding-format": simple.fmt})
     dec.decode(rec(None, simple.bootstrap(), 0))
     ts, data, _ = SIMPLE_DMLS["INSERT"]
     assert_decode_error(dec, rec(None, simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True), 1), pattern)
@@ -544,7 +544,7 @@ class _Unavailable:
     (_Unavailable(), r"upstream snapshot at ts 415508878783938562: snapshot is older than GC safe point"),
 ])
 def test_a_lookup_that_cannot_complete_the_row_is_a_decode_error(lookup, pattern):
-    dec = protocol_package("open-protocol").new_decoder({SNAPSHOT_LOOKUP: lookup})
+    dec = protocol_spec("open-protocol").new_decoder({SNAPSHOT_LOOKUP: lookup})
     err = assert_decode_error(dec, rec(*open_message(open_key(ohk=True), orjson.dumps({"u": open_cols(4)}))), pattern)
     assert not err.reason.startswith("unreadable message")
 
@@ -552,7 +552,7 @@ def test_a_lookup_that_cannot_complete_the_row_is_a_decode_error(lookup, pattern
 def test_simple_refuses_a_snapshot_row_with_columns_its_schema_does_not_have(simple):
     ts, data, _ = SIMPLE_DMLS["INSERT"]
     lookup = DictLookup({at({"id": 1}, ts): {"id": 1, "name": "x", "age": 1, "score": 1.0, "extra": 3}})
-    dec = protocol_package("simple").new_decoder({"encoding-format": simple.fmt, SNAPSHOT_LOOKUP: lookup})
+    dec = protocol_spec("simple").new_decoder({"encoding-format": simple.fmt, SNAPSHOT_LOOKUP: lookup})
     dec.decode(rec(None, simple.bootstrap(), 0))
     assert_decode_error(dec, rec(None, simple.dml("INSERT", key_only(data), None, ts, handleKeyOnly=True), 1),
                  r"has column 'extra', which schema version 447984074911121426 does not")
@@ -560,7 +560,7 @@ def test_simple_refuses_a_snapshot_row_with_columns_its_schema_does_not_have(sim
 
 def test_a_lookup_option_that_is_not_a_lookup_is_a_configuration_error():
     with pytest.raises(ValueError, match="must be a SnapshotLookup"):
-        protocol_package("simple").new_decoder({SNAPSHOT_LOOKUP: {"not": "a lookup"}})
+        protocol_spec("simple").new_decoder({SNAPSHOT_LOOKUP: {"not": "a lookup"}})
 
 
 # =================================================================================================
@@ -740,7 +740,7 @@ claim-check-raw-value = {str(raw_value).lower()}
     monkeypatch.setattr(ClaimCheckStore, "read", lambda self, loc: reads.append(loc) or original_read(self, loc))
 
     by_commit, _ = truth_changes(run)
-    package = protocol_package(manifest["protocol"])
+    package = protocol_spec(manifest["protocol"])
     decoders: dict = {}
     rows = 0
     for record in merged_records(run / "records"):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.open_protocol import (
     describe_fidelity,
     new_decoder,
@@ -94,7 +94,7 @@ def b64(data: bytes) -> str:
 # --- the package contract -------------------------------------------------------------------
 
 def test_package_is_registered_under_the_protocol_name():
-    pkg = protocol_package("open-protocol")
+    pkg = protocol_spec("open-protocol")
     assert pkg.new_decoder is new_decoder and pkg.project_value is project_value
 
 

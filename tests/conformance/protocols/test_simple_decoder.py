@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols import protocol_package
+from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.simple import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder, describe_fidelity, new_decoder, project_value
 from ticdc_contract.canonical import value_to_json
 from ticdc_contract.record import KafkaRecord
@@ -584,8 +584,8 @@ def test_the_avro_datum_starts_with_the_message_branch_index():
     assert Stream("avro").watermark(1)[0] == 0x16
 
 
-def test_protocol_package_lookup():
-    assert protocol_package("simple").new_decoder is new_decoder
+def test_registered_under_the_protocol_name():
+    assert protocol_spec("simple").new_decoder is new_decoder
 
 
 def test_bad_options_are_rejected():
