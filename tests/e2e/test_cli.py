@@ -1,11 +1,15 @@
 """The `ticdc-conformance` root gathers subcommands each package defines next to what it runs; the
 commands that choose a consumer go through the adapters (consumers/adapters/)."""
 import json
+import re
 import zipfile
 
+import click
+import pytest
 from click.testing import CliRunner
 
 from ticdc_conformance.cli import main
+from ticdc_conformance.command_line import resolve_encodings
 from ticdc_generators.pipeline import config_for, generate
 
 # Each subcommand and the module that defines it.
@@ -57,3 +61,34 @@ def test_run_refuses_a_consumer_command_that_names_no_program(tmp_path):
     assert result.exit_code == 2
     assert "--consumer" in result.output and "empty" in result.output
     assert not any(tmp_path.iterdir())  # refused before anything was generated
+
+
+@pytest.mark.parametrize("protocol, encoding, encodings", [
+    ("all", None, ["open-protocol", "canal-json", "debezium", "simple-json", "simple-avro"]),
+    ("all", "avro", ["open-protocol", "canal-json", "debezium", "simple-json", "simple-avro"]),
+    ("simple", None, ["simple-json"]),
+    ("simple", "avro", ["simple-avro"]),
+    ("simple-avro", None, ["simple-avro"]),
+    ("canal-json", None, ["canal-json"]),
+])
+def test_protocol_and_encoding_name_the_encodings_to_run(protocol, encoding, encodings):
+    assert resolve_encodings(protocol, encoding) == encodings
+
+
+@pytest.mark.parametrize("protocol, encoding, message", [
+    ("canal-json", "avro", "--encoding applies to the simple protocol only, not canal-json"),
+    ("avro", None, "unknown protocol 'avro'; expected all, open-protocol, canal-json, debezium, simple-json, "
+                   "simple-avro or simple"),
+])
+def test_a_protocol_that_names_no_encoding_is_refused(protocol, encoding, message):
+    with pytest.raises(click.BadParameter, match=re.escape(message)):
+        resolve_encodings(protocol, encoding)
+
+
+def test_rules_takes_a_protocol_as_run_does(tmp_path):
+    simple = CliRunner().invoke(main, ["rules", "--protocol", "simple", "--format", "json"])
+    simple_json = CliRunner().invoke(main, ["rules", "--protocol", "simple-json", "--format", "json"])
+    assert simple.exit_code == simple_json.exit_code == 0
+    assert simple.output == simple_json.output and json.loads(simple.output)
+    unknown = CliRunner().invoke(main, ["rules", "--protocol", "avro"])
+    assert unknown.exit_code == 2 and "unknown protocol 'avro'" in unknown.output
