@@ -9,7 +9,7 @@ every target, so an entry cannot outlive the code it names. Modules referred to:
 - ticdc_conformance.protocols.open_protocol.{wire, decoder, values}
 - ticdc_conformance.protocols.canal_json.{decoder, rows, java_type, mysql_type, values}
 - ticdc_conformance.protocols.debezium.{decoder, values}
-- ticdc_conformance.protocols.simple.{wire.json, wire_avro, wire.fields, wire.table, values, decoder}
+- ticdc_conformance.protocols.simple.{wire.json, wire.avro, wire.fields, wire.table, values, decoder}
 
 A decoder validation is listed for a rule when it rejects a record that breaks the rule (a
 DecodeError naming the record); a fidelity entry when the projection the differential check
@@ -145,7 +145,7 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("SIMPLE-MESSAGE-1", "SIMPLE-VERSION-1", "SIMPLE-TYPES-1", "SIMPLE-TYPES-2", "SIMPLE-FIELDS-1",
       "SIMPLE-DDL-1", "SIMPLE-DML-1", "SIMPLE-SCHEMAVERSION-1", "SIMPLE-WATERMARK-2"),
      "one JSON message: version 1, a known type, the fields its type has"),
-    ("decoder.simple.avro", f"{_P}.simple.wire_avro:parse_avro",
+    ("decoder.simple.avro", f"{_P}.simple.wire.avro:parse_avro",
      ("SIMPLE-AVRO-1", "SIMPLE-FORMAT-2", "SIMPLE-MESSAGE-1", "SIMPLE-VERSION-1", "SIMPLE-TYPES-1",
       "SIMPLE-TYPES-2", "SIMPLE-SCHEMAVERSION-1"),
      "one datum of TiCDC's Avro message schema, no trailing bytes, version 1, a known type"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..message import Message
-from ..wire_avro import parse_avro
+from .avro import parse_avro
 from .json import parse_json
 
 __all__ = ["parse_avro", "parse_json", "parser"]

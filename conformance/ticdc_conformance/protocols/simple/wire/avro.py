@@ -16,9 +16,9 @@ from fastavro.schema import expand_schema
 from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_contract.avro_schema import MESSAGE_SCHEMA, MESSAGE_UNION_INDEX
 
-from .message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage
-from .wire.fields import checksum_from_wire, get_bool, get_dict, get_int, get_str, row_maps
-from .wire.table import table_from_wire
+from ..message import DDL_TYPES, DML_OPS, BootstrapMessage, DDLMessage, DMLMessage, Message, WatermarkMessage
+from .fields import checksum_from_wire, get_bool, get_dict, get_int, get_str, row_maps
+from .table import table_from_wire
 
 _NS = "com.pingcap.simple.avro."
 # Message.type must name the payload's record (avro.go builds both from the same message kind).
