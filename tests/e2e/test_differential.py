@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_conformance.checks import cross_encoding
-from ticdc_conformance.checks.cross_encoding import CrossCheck, check_encodings_agree
+from ticdc_conformance import cross_encoding
+from ticdc_conformance.cross_encoding import CrossCheck, check_encodings_agree
 from ticdc_conformance.checks.locate import decoded_rows
 from ticdc_generators.pipeline import encoding_names
 

@@ -40,7 +40,7 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("CONSUMER-CHECKPOINT-1", "CONSUMER-DDL-1", "CONSUMER-DDL-2", "CONSUMER-DEDUP-1", "CONSUMER-LOSS-1",
       "CONSUMER-ORDER-1", "CONSUMER-WATERMARK-1", "CONSUMER-TABLE-1", "CONSUMER-COLUMN-1"),
      "a consumer's applied log and its tables at every checkpoint it recorded, against the ground truth"),
-    ("differential.cross-encoding", f"{_C}.cross_encoding:check_encodings_agree",
+    ("differential.cross-encoding", "ticdc_conformance.cross_encoding:check_encodings_agree",
      ("CANAL-DML-1", "DBZ-MESSAGE-2", "OPEN-EVENTS-1", "SIMPLE-DML-2"),
      "the five encodings of one history, decoded and lowered to the fidelity they share, carry the same "
      "row events (per type, the protocols' type rules apply as in the fidelity entries)"),

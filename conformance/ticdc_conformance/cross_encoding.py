@@ -10,6 +10,9 @@ The ground truth plays no part: two encodings that disagree on what they all can
 an encoder or a decoder bug, whichever consumer reads them. A finding names the rule of each
 side's type mapping, the column and its type, the key, the commit ts and every side's record.
 docs/checks.md describes the check and its findings.
+
+It sits with the entry points, not in checks/: it runs the generator once per encoding before it
+judges, and the verdict layer never runs generators.
 """
 from __future__ import annotations
 
@@ -29,12 +32,12 @@ from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_contract.schema_json import table_from_json
 from ticdc_contract.tidb_types import TiDBType
 
-from ..folders import case_folder, recreate
-from ..protocols import ProtocolSpec, protocol
-from ..rules.catalogue import default_catalogue
-from ticdc_conformance.findings.finding import Finding, RunContext, row_diff
-from .locate import decoded_rows
+from ticdc_conformance.checks.locate import decoded_rows
 from ticdc_conformance.fidelity.roundtrip import same_value
+from ticdc_conformance.findings.finding import Finding, RunContext, row_diff
+from ticdc_conformance.folders import case_folder, recreate
+from ticdc_conformance.protocols import ProtocolSpec, protocol
+from ticdc_conformance.rules.catalogue import default_catalogue
 
 MAX_FINDINGS = 50
 Lowering = Callable[[Column, Any], Any]
