@@ -29,6 +29,7 @@ from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
 
 from tests.conftest import SHARED
 from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
+from tests.spec_examples.corpus import spec_message
 
 REFERENCE = (SHARED / "reference/tiflow/examples/java/src/test/resources/data")
 TOPIC, PARTITION, OFFSET = "op-topic", 2, 41
@@ -153,31 +154,30 @@ def test_reference_row_messages_hold_a_string_in_a_tinyint_column(i):
         decode(*_reference("row", i))
 
 
-# --- spec 002's event stream examples ----------------------------------------------------------
+# --- spec 002's event stream examples (logs 1-14 in the spec example corpus, tests/spec_examples/) ------------
+# tests/spec_examples/test_decoders.py reads every log as its events; these add what a log alone
+# does not show.
 
 def test_spec_ddl_and_resolved_logs():
-    ddl_key = {"ts": 415508856908021766, "scm": "test", "tbl": "t1", "t": 2}
-    ddl_value = {"q": "CREATE TABLE test.t1(id int primary key, val varchar(16))", "t": 3}
+    ddl_key, ddl_value = spec_message("002-open-log-01", "key"), spec_message("002-open-log-01", "value")
     assert decode(*message([(ddl_key, ddl_value)])) == [DecodedDDL(
         commit_ts=415508856908021766, schema="test", table="t1",
         query="CREATE TABLE test.t1(id int primary key, val varchar(16))", ddl_type="3")]
     # Log 2: the resolved event's value is empty; both an empty frame and no frame are accepted.
-    resolved = {"ts": 415508856908021766, "t": 3}
+    resolved = spec_message("002-open-log-02", "key")
     assert decode(*message([(resolved, b"")])) == [DecodedWatermark(415508856908021766)]
     assert decode(*message([(resolved, None)])) == [DecodedWatermark(415508856908021766)]
     assert decode(message([(resolved, None)])[0], None) == [DecodedWatermark(415508856908021766)]
 
 
 def test_spec_row_logs():
-    key = {"ts": 415508878783938562, "scm": "test", "tbl": "t1", "t": 1}
-    insert = {"u": {"id": {"t": 3, "h": True, "v": 1}, "val": {"t": 15, "v": "YWE="}}}
     # The log predates the type table: it shows 'aa' base64-encoded, while the type table says a
     # VARCHAR value "is encoded in UTF-8" and TiCDC writes the text itself. The type table rules,
     # so the text reads back as written.
+    key, insert = spec_message("002-open-log-05", "key"), spec_message("002-open-log-05", "value")
     assert decode(*message([(key, insert)])) == [DecodedRow(
         "test", "t1", "insert", 415508878783938562, {"id": 1, "val": "YWE="}, None, ("id",))]
-    delete = {"d": {"id": {"t": 3, "h": True, "v": 1}}}
-    delete_key = {"ts": 415508881418485761, "scm": "test", "tbl": "t1", "t": 1}
+    delete_key, delete = spec_message("002-open-log-09", "key"), spec_message("002-open-log-09", "value")
     assert decode(*message([(delete_key, delete)])) == [DecodedRow(
         "test", "t1", "delete", 415508881418485761, None, {"id": 1}, ("id",))]
 
