@@ -25,7 +25,7 @@ from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 from ticdc_generators.protocols.simple.encoder import SimpleEncoder, SimpleEncoderConfig
-from ticdc_generators.protocols.simple.messages import json_dml
+from ticdc_generators.protocols.simple.message import json_dml
 from ticdc_contract.schema_json import table_from_json
 from ticdc_generators.sink.events import BootstrapEvent, RowEvent
 from ticdc_contract.record_files import iter_record_files

@@ -13,7 +13,7 @@ import pytest
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.canal_json import PROTOCOL, MessageTooLargeError
-from ticdc_generators.protocols.canal_json.columns import java_type, mysql_type, render_value
+from ticdc_generators.protocols.canal_json.values import java_type, mysql_type, render_value
 from ticdc_generators.protocols.canal_json.message import quote
 from ticdc_generators.protocols.golang.floats import format_float32, format_float64
 from ticdc_generators.sink.config import SinkConfig

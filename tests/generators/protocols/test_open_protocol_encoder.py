@@ -23,7 +23,7 @@ from ticdc_generators.protocols.open_protocol import (
     OpenProtocolEncoder,
     OpenProtocolOptions,
 )
-from ticdc_generators.protocols.open_protocol.columns import float_text as format_float
+from ticdc_generators.protocols.open_protocol.values import float_text as format_float
 from ticdc_generators.protocols.open_protocol.goquote import go_quote_body
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent

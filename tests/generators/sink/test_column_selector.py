@@ -14,7 +14,7 @@ import pytest
 
 from ticdc_conformance.checks.selection import consumer_table, selectors, unjudged_columns
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
-from ticdc_generators.protocols.open_protocol.columns import UNIQUE_KEY_FLAG
+from ticdc_generators.protocols.open_protocol.values import UNIQUE_KEY_FLAG
 from ticdc_generators.protocols.simple.avro_schema import decode_avro
 from ticdc_generators.sink.changefeed import ChangefeedConfigError, parse_changefeed
 from ticdc_generators.sink.column_selector import (ColumnSelectorError, ColumnSelectorRuleError, ColumnSelectors,

@@ -21,8 +21,8 @@ from ticdc_contract import tso
 from ticdc_contract.model import DDL, Op, RowChange
 from ...sink.config import SinkConfig
 from ..golang import json_text
-from .columns import java_type, mysql_type, render_value
-from .ddl_types import canal_ddl_type
+from .values import java_type, mysql_type, render_value
+from .ddl import canal_ddl_type
 from .keys import handle_key_columns, pk_names
 
 WATERMARK_TYPE = "TIDB_WATERMARK"

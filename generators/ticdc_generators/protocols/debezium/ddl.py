@@ -12,7 +12,7 @@ from ticdc_contract.model import DDL, TableSchema
 from ticdc_contract.tso import physical_ms
 from .columns import DEFAULT_FLEN, ColumnView, table_view
 from .ddl_query import ColumnDef, column_defs
-from .envelope import EnvelopeOptions, dumps, source_payload, source_schema
+from .message import EnvelopeOptions, dumps, source_payload, source_schema
 
 # TiDB ActionType codes by the kind of change TiCDC reports; anything else is not encoded
 # (ErrDDLUnsupportType is logged and the DDL skipped).

@@ -25,7 +25,7 @@ from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEven
 from ..large_message import MessageTooLargeError, compress, record_size
 from .columns import table_view
 from .ddl import encode_ddl
-from .envelope import EnvelopeOptions, RowEnvelope, watermark_key, watermark_value
+from .message import EnvelopeOptions, RowEnvelope, watermark_key, watermark_value
 from .values import ValueOptions
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import EncoderModule
-from .columns import EncodeError
+from .values import EncodeError
 from .encoder import MessageTooLargeError, OpenProtocolEncoder, OpenProtocolOptions, new_encoder
 
 # spec 002 (Open Protocol), Restrictions: DDL Events and Resolved Events are broadcast to every

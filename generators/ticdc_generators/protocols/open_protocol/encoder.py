@@ -35,7 +35,7 @@ from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
 from ..large_message import COMPRESSIONS, MAX_RECORD_OVERHEAD, MessageTooLargeError, compress, require_storage
-from .columns import TableLayout, table_layout
+from .values import TableLayout, table_layout
 from .message import PROFILES, RowOptions, ddl_key, ddl_value, resolved_key, row_key, row_value
 
 PROTOCOL_VERSION = 1

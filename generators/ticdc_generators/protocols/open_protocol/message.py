@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ticdc_contract.model import DDL, Op, Row, RowChange
 from ..golang import json_text
-from .columns import ColumnLayout, EncodeError, TableLayout, render_value
+from .values import ColumnLayout, EncodeError, TableLayout, render_value
 
 # TiCDC pkg/sink/codec/common/message.go: MessageType.
 MESSAGE_TYPE_ROW = 1

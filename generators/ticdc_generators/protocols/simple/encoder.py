@@ -27,7 +27,7 @@ from ticdc_contract.tso import physical_ms
 from ..golang.json_text import ENCODING_JSON, dumps
 from ..large_message import COMPRESSIONS, MessageTooLargeError, compress, record_size, require_storage
 from .avro_schema import encode_avro
-from . import messages as m
+from . import message as m
 
 ROW_KEY = b""
 CONTROL_KEY = None
