@@ -4,7 +4,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import re
 from dataclasses import replace
 
 import cramjam
@@ -27,21 +26,20 @@ from ticdc_contract.tso import compose, physical_ms
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
 
 from tests.conftest import SHARED
+from tests.spec_examples.corpus import spec_message
 
-SPEC = (SHARED / "specs/004_c321302fd88c8969.txt")
 REFERENCE_SCHEMA = (SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json")
 NS = "com.pingcap.simple.avro"
 
 
+# spec 004's JSON examples in the spec example corpus (tests/spec_examples/), by message type.
+SPEC_EXAMPLES = {"INSERT": "004-simple-dml-insert", "UPDATE": "004-simple-dml-update", "DELETE": "004-simple-dml-delete",
+                 "WATERMARK": "004-simple-watermark", "BOOTSTRAP": "004-simple-bootstrap", "ALTER": "004-simple-ddl-alter"}
+
+
 def _spec_examples() -> dict[str, dict]:
     """spec 004's JSON examples, keyed by message type, in the spec's own field order."""
-    blocks = re.findall(r"```\s*json\n(.*?)```", SPEC.read_text(encoding="utf-8"), re.S)
-    out = {}
-    for block in blocks:
-        obj = orjson.loads(block)
-        if "type" in obj:
-            out[obj["type"]] = obj
-    return out
+    return {kind: spec_message(example_id) for kind, example_id in SPEC_EXAMPLES.items()}
 
 
 @pytest.fixture(scope="module")
