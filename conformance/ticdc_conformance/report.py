@@ -1,5 +1,8 @@
 """Run reports: a JUnit XML file (one test case per encoding) and a JSON summary.
 
+They render what runner.py's EncodingResult holds, so they sit beside the runner in the entry-point
+layer (the verdict layer below may not import the runner).
+
 The JSON summary keeps every finding; the JUnit text shows the first findings of each rule, as
 `run` prints them, and names the files with the rest. A final-state-only outcome is a failure unless
 --final-state-only accepted it; then the test case passes and its output says so.
