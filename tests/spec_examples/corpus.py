@@ -77,6 +77,12 @@ def _part_bytes(ex: dict, part: str) -> Optional[bytes]:
     return b"" if expected == "" else orjson.dumps(expected)
 
 
+def spec_bytes(example_id: str, part: str = "value") -> Optional[bytes]:
+    """The message part's bytes: as the spec prints them where it prints them exactly
+    (`compare_bytes`), else the expected JSON serialised."""
+    return _part_bytes(_example(example_id), part)
+
+
 def _frame(parts: list[bytes]) -> bytes:
     return b"".join(struct.pack(">Q", len(p)) + p for p in parts)
 
