@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.canonical import value_to_json
-from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.protocols import encoder_module
@@ -23,6 +22,8 @@ from ticdc_generators.sink.events import BootstrapEvent, RowEvent
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.values import domain_for, jsondoc
+
+from tests.helpers import kafka_record
 
 MATRIX = all_types_matrix()
 DRAWS = 2000
@@ -128,7 +129,7 @@ def _roundtrip_problems(encoding: str, time_zone: str, types: list[TiDBType]) ->
             try:
                 rows = []
                 for m in messages:
-                    record = KafkaRecord("t", 0, offset, m.key, m.value, 0, m.headers)
+                    record = kafka_record(m.value, m.key, offset=offset, headers=m.headers)
                     offset += 1
                     rows += [e for e in decoder.decode(record) if isinstance(e, DecodedRow)]
             except Exception as exc:  # noqa: BLE001
