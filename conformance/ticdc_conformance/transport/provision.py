@@ -5,7 +5,7 @@ else the local KRaft broker run from the jars (broker.py). Either is used the sa
         publish(records_dir, broker.bootstrap)
 
 Both keep records the same way (broker.TEST_BROKER_SETTINGS: no topic made by a client's request,
-nothing deleted by age, no timestamp refused) and run the same Kafka release. Setting
+nothing deleted by age, no timestamp refused) and, by default, the same Kafka release. Setting
 TICDC_CONFORMANCE_BROKER=local keeps the local broker even where Docker answers.
 """
 from __future__ import annotations
