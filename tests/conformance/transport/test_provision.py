@@ -6,6 +6,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -123,3 +124,63 @@ def test_where_docker_answers_the_suite_broker_is_a_container_keeping_every_reco
         assert isinstance(broker, ContainerBroker)
         publish(Path(tmp_path / "records"), broker.bootstrap)
         assert list(kafka_records(broker.bootstrap, "far", timeout_s=30)) == records
+
+
+
+class _FakeKafkaContainer:
+    """Stands in for testcontainers' KafkaContainer: records what the broker asks of it."""
+
+    made: list["_FakeKafkaContainer"] = []
+    start_error: Optional[Exception] = None
+
+    def __init__(self, image: str) -> None:
+        self.image, self.env, self.kraft, self.calls = image, {}, False, []
+        _FakeKafkaContainer.made.append(self)
+
+    def with_kraft(self) -> "_FakeKafkaContainer":
+        self.kraft = True
+        return self
+
+    def with_env(self, key: str, value: str) -> "_FakeKafkaContainer":
+        self.env[key] = value
+        return self
+
+    def start(self, timeout: int) -> "_FakeKafkaContainer":
+        self.calls.append(("start", timeout))
+        if self.start_error is not None:
+            raise self.start_error
+        return self
+
+    def get_bootstrap_server(self) -> str:
+        return "localhost:32771"
+
+    def stop(self) -> None:
+        self.calls.append(("stop",))
+
+
+@pytest.fixture
+def fake_containers(monkeypatch) -> list[_FakeKafkaContainer]:
+    import testcontainers.community.kafka as tc_kafka
+
+    monkeypatch.setattr(_FakeKafkaContainer, "made", [])
+    monkeypatch.setattr(tc_kafka, "KafkaContainer", _FakeKafkaContainer)
+    return _FakeKafkaContainer.made
+
+
+def test_the_container_broker_runs_kraft_kafka_with_the_settings_and_removes_it_after(fake_containers):
+    with ContainerBroker(image="example/kafka:1", start_timeout_s=90) as broker:
+        (container,) = fake_containers
+        assert (container.image, container.kraft, container.calls) == ("example/kafka:1", True, [("start", 90)])
+        assert container.env == container_environment(TEST_BROKER_SETTINGS)
+        assert broker.bootstrap == "localhost:32771" and broker.timings["start_s"] >= 0
+    assert container.calls[-1] == ("stop",) and broker.container is None
+    with pytest.raises(BrokerError, match="the broker is not started"):
+        broker.bootstrap
+
+
+def test_a_container_that_cannot_start_is_a_broker_error_and_is_removed(fake_containers, monkeypatch):
+    monkeypatch.setattr(_FakeKafkaContainer, "start_error", RuntimeError("image pull refused\nretry later"))
+    broker = ContainerBroker(image="example/kafka:1", start_timeout_s=60)
+    with pytest.raises(BrokerError, match=r"^the Kafka container \(example/kafka:1\) did not start: image pull refused$"):
+        broker.start()
+    assert broker.container is None and fake_containers[0].calls == [("start", 60), ("stop",)]
