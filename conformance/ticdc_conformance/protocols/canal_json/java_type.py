@@ -7,7 +7,7 @@ from the row it sends (the new row, or the deleted row), and a NULL keeps the un
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from .mysql_type import MySQLType
 
@@ -34,9 +34,12 @@ PROMOTIONS = {
 }
 
 
-def expected_sql_type(mtype: MySQLType, value: Any) -> int:
-    """The code for a column of `mtype` holding `value` (already decoded; None for NULL)."""
-    code = SQL_TYPE_CODES[mtype.base]
+def expected_sql_type(mtype: MySQLType, value: Any) -> Optional[int]:
+    """The code for a column of `mtype` holding `value` (already decoded; None for NULL); None for a
+    type spec 003 gives no code (mysql_type.MySQLType.known false), which may carry any."""
+    code = SQL_TYPE_CODES.get(mtype.base)
+    if code is None:
+        return None
     promotion = PROMOTIONS.get(mtype.base)
     if mtype.unsigned and promotion is not None and isinstance(value, int) and value > promotion[0]:
         return promotion[1]

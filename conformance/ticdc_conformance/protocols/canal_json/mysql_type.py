@@ -7,6 +7,11 @@ TiCDC pkg/sink/codec/common/helper.go (GetMySQLType) builds the first from TiDB'
 prints the binary-charset string types as binary/varbinary/*blob, and the second from the column's
 type description, which quotes ENUM/SET members with '' for a quote and \\0, \\n, \\r escapes.
 Official Canal puts a space after the comma of "decimal(10, 4)", so both spellings are read.
+
+A stream from elsewhere (official Canal, another TiCDC version, a captured MySQL changefeed) may name
+a type spec 003's tables do not list ("geometry", "double precision", "bool"). Such a column is
+still a column: its type is marked unknown (`known` false) and its values are carried as the
+message gives them, unread (values.py), with no sqlType to expect of it (java_type.py).
 """
 from __future__ import annotations
 
@@ -14,11 +19,20 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ticdc_contract.tidb_types import ALL_BASE_TYPES, BINARY_TYPES, STRING_TYPES
-
 from ticdc_conformance.protocols.common.wire import Malformed
 
-_SHAPE = re.compile(r"([a-z_]+)\s*(?:\((.*)\))?((?:\s+(?:unsigned|signed|zerofill))*)", re.S | re.I)
+# spec 003, "mysqlType field" and the tables of "SQL Type field": the type names TiCDC writes (TiDB's
+# TypeToStr), each with a sqlType code (java_type.py) and a value reader (values.py).
+BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+TEXT_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})
+KNOWN_TYPES = BINARY_TYPES | TEXT_TYPES | frozenset({
+    "tinyint", "smallint", "mediumint", "int", "bigint", "float", "double", "decimal",
+    "date", "datetime", "timestamp", "time", "year", "enum", "set", "bit", "json",
+})
+
+# A type name is one or more words ("double precision"); the modifiers after it are not part of it.
+_SHAPE = re.compile(r"([a-z_]+(?:\s+[a-z_]+)*?)\s*(?:\((.*)\))?((?:\s+(?:unsigned|signed|zerofill))*)",
+                    re.S | re.I)
 _NUMBER = re.compile(r"[0-9]{1,10}")
 # TiDB's format.OutputFormat escapes inside a quoted member.
 _MEMBER_ESCAPES = {"0": "\0", "n": "\n", "r": "\r"}
@@ -26,13 +40,15 @@ _MEMBER_ESCAPES = {"0": "\0", "n": "\n", "r": "\r"}
 
 @dataclass(frozen=True)
 class MySQLType:
-    base: str  # TiDB's type name as TypeToStr prints it, one of types.ALL_BASE_TYPES
+    base: str  # the type name, lower case; one of KNOWN_TYPES when `known`
     unsigned: bool = False
     zerofill: bool = False
     # The parenthesised numbers when the type carries them: (flen,), (flen, decimal) or (fsp,).
     params: tuple[int, ...] = ()
     # ENUM/SET members, only known when content-compatible spells them out.
     elements: Optional[tuple[str, ...]] = None
+    # False for a type name outside spec 003's tables: its values are carried unread.
+    known: bool = True
 
     @property
     def is_binary(self) -> bool:
@@ -40,7 +56,7 @@ class MySQLType:
 
     @property
     def is_text(self) -> bool:
-        return self.base in STRING_TYPES
+        return self.base in TEXT_TYPES
 
     @property
     def decimal_scale(self) -> Optional[int]:
@@ -67,11 +83,12 @@ def parse_mysql_type(text: str) -> MySQLType:
     m = _SHAPE.fullmatch(text.strip())
     if m is None:
         raise Malformed(f"mysqlType {text!r} is not a MySQL column type")
-    base = m.group(1).lower()
-    if base not in ALL_BASE_TYPES:
-        raise Malformed(f"mysqlType {text!r} names no TiDB type this decoder knows")
+    base = " ".join(m.group(1).lower().split())
     modifiers = m.group(3).lower().split()
     args = m.group(2)
+    if base not in KNOWN_TYPES:
+        # Its parameters, if any, mean nothing this decoder reads.
+        return MySQLType(base, unsigned="unsigned" in modifiers, zerofill="zerofill" in modifiers, known=False)
     elements = None
     params: tuple[int, ...] = ()
     if args is not None:

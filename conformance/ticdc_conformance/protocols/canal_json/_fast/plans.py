@@ -34,6 +34,8 @@ class TablePlan:
         types = mysql_types(description, "plan")
         if not types:
             raise Malformed("plan: no columns")  # TiCDC sends none such (canal_json_encoder.go)
+        if not all(t.known for t in types.values()):
+            raise Malformed("plan: a column of a type spec 003 does not list")  # the reference path carries it
         key_columns = carried_key([pk_names(description, "plan")], types)
         # java_type.py's rule, split: most codes follow from the mysqlType alone, which the decoder
         # checks; an unsigned integer's may also be the wider code, which one the event reader
