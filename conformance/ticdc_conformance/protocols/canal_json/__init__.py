@@ -10,7 +10,6 @@ from .decoder import CanalJSONDecoder, new_decoder
 from .fidelity import describe_event_fidelity, describe_fidelity, project_value
 from .lint import new_lint
 
-
 PROTOCOL = ProtocolSpec(
     name="canal-json",
     new_decoder=new_decoder,

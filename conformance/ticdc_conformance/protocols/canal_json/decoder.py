@@ -18,19 +18,18 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from ticdc_conformance.protocols.canal_json._fast.decoder import FastDML
+from ticdc_conformance.protocols.common.compression import decompress
+from ticdc_conformance.protocols.common.large_message import LargeMessages
+from ticdc_conformance.protocols.common.wire import Malformed, decode_errors, json_object
 from ticdc_contract.record import KafkaRecord
 
 from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.wire import Malformed, decode_errors, json_object
-from ticdc_conformance.protocols.common.compression import decompress
-from ticdc_conformance.protocols.common.large_message import LargeMessages
-from .wire import message_text, opt_int, opt_typed, read_message, req_bool, req_object, req_str, req_uint64
-from ticdc_conformance.protocols.canal_json._fast.decoder import FastDML
 from ..common.interface import Read, failed_read
-from .options import CanalJSONOptions, parse_options
 from .message import DDL_TYPES, DML_OPS, WATERMARK_TYPE, CanalMessage
+from .options import CanalJSONOptions, parse_options
 from .rows import decode_rows
-
+from .wire import message_text, opt_int, opt_typed, read_message, req_bool, req_object, req_str, req_uint64
 
 
 class CanalJSONDecoder:

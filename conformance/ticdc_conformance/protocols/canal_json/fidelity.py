@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_contract.tidb_types import TiDBType
-
 from ticdc_conformance.protocols.common.enum_set import enum_index, set_bitmask
 from ticdc_conformance.protocols.common.floats import float32_as_read
+from ticdc_contract.tidb_types import TiDBType
+
 from .options import parse_options
 
 

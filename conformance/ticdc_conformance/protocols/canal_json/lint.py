@@ -26,7 +26,6 @@ from ..common.interface import Read
 from ..common.lint import LintContext, Problem, rejected, rejection
 from ..common.wire import Malformed
 from .decoder import new_decoder
-from .wire import is_sql_type_code
 from .java_type import expected_sql_type
 from .lint_binary import check_binary_text, raw_values
 from .lint_fields import check_common_fields, check_extension, check_times, check_watermark
@@ -35,6 +34,7 @@ from .message import DML_OPS, CanalMessage
 from .mysql_type import MySQLType, parse_mysql_type
 from .options import parse_options
 from .values import decode_value
+from .wire import is_sql_type_code
 
 # Which table of spec 003 lists each MySQL type's Java SQL type code.
 _SQLTYPE_RULES = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ticdc_conformance.protocols.common.wire import bool_option
 from ticdc_conformance.protocols.common.compression import codec_option
+from ticdc_conformance.protocols.common.wire import bool_option
 
 LARGE_MESSAGE_HANDLE_OPTIONS = ("none", "handle-key-only", "claim-check")
 

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...events import DecodedRow
-from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_conformance.protocols.common.keys import carried_key
-from .wire import is_sql_type_code, req_list_or_null, req_object, req_str
+from ticdc_conformance.protocols.common.wire import Malformed
+
+from ...events import DecodedRow
 from .java_type import expected_sql_type
 from .message import DML_OPS
 from .mysql_type import MySQLType, parse_mysql_type
 from .values import decode_value
-
+from .wire import is_sql_type_code, req_list_or_null, req_object, req_str
 
 
 def decode_rows(msg: dict, kind: str, commit_ts: Optional[int]) -> list[DecodedRow]:

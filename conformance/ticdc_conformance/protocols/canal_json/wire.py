@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ticdc_conformance.protocols.common.compression import decompress
-from ticdc_conformance.protocols.common.wire import Malformed, is_json_int as _is_int, json_object
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
+from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
+
 from .message import CanalMessage
 
 _MISSING = object()

@@ -8,11 +8,10 @@ from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import OpenProtocolDecoder, new_decoder
 from .fidelity import describe_fidelity, project_value
-from .wire import read_events
 from .lint import new_lint
 from .message import RawEvent
 from .options import OpenProtocolOptions
-
+from .wire import read_events
 
 PROTOCOL = ProtocolSpec(
     name="open-protocol",

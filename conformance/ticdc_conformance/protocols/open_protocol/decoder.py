@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_contract.record import KafkaRecord
-
-from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from ticdc_conformance.protocols.common.claim_check import claim_check_message
 from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.common.large_message import LargeMessages
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from ticdc_conformance.protocols.open_protocol._fast.decoder import FastPath
+from ticdc_contract.record import KafkaRecord
+
+from ...events import DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ..common.interface import Read, failed_read
-from .options import OpenProtocolOptions
-from .wire import read_events
 from .message import KIND_DDL, KIND_RESOLVED, KIND_ROW, Event, Message, RawEvent
+from .options import OpenProtocolOptions
 from .values import decode_columns
+from .wire import read_events
 
 
 class OpenProtocolDecoder:

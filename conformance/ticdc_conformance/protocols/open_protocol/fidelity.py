@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from ticdc_contract.tidb_types import TiDBType
-
 from ticdc_conformance.protocols.common.enum_set import enum_index, set_bitmask
 from ticdc_conformance.protocols.common.floats import float32_as_read
+from ticdc_contract.tidb_types import TiDBType
 
 _EXACT_WHY = {
     "integer": "spec 002 type codes 1/2/3/8/9: the integer is a JSON number, exact up to 2**64-1",

@@ -25,8 +25,15 @@ from ..common.interface import Read
 from ..common.lint import LintContext, Problem, rejected, rejection
 from ..common.wire import Malformed, is_json_int
 from .decoder import new_decoder
-from .lint_shape import (NULLABLE_FLAG, DdlBarrier, GeneratedColumns, Transactions, check_ddl_type,
-                         check_delete_columns, check_flag_bits)
+from .lint_shape import (
+    NULLABLE_FLAG,
+    DdlBarrier,
+    GeneratedColumns,
+    Transactions,
+    check_ddl_type,
+    check_delete_columns,
+    check_flag_bits,
+)
 from .message import KIND_DDL, KIND_ROW, Event
 from .options import OpenProtocolOptions
 from .values import HANDLE_KEY_FLAG, UNSIGNED_FLAG, decode_column

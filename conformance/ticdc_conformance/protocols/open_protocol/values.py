@@ -15,7 +15,9 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import orjson
 
-from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO, Malformed, bounded_put, is_json_int as _is_int
+from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO, Malformed, bounded_put
+from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
+
 from .goquote import go_unquote, unquote_valid
 
 # spec 002, Column type code (TiDB's mysql.Type* byte values).

@@ -6,8 +6,8 @@ TIDB_WATERMARK messages exist only with enable-tidb-extension; there is no boots
 """
 from __future__ import annotations
 
-from .. import EncoderModule
 from ...sink.config import SinkConfig
+from .. import EncoderModule
 from .encoder import CanalJSONEncoder, MessageTooLargeError, new_encoder
 
 

@@ -19,11 +19,12 @@ from typing import Any, Optional
 
 from ticdc_contract import tso
 from ticdc_contract.model import DDL, Op, RowChange
+
 from ...sink.config import SinkConfig
 from ..golang import json_text
-from .values import java_type, mysql_type, render_value
 from .ddl import canal_ddl_type
 from .keys import handle_key_columns, pk_names
+from .values import java_type, mysql_type, render_value
 
 WATERMARK_TYPE = "TIDB_WATERMARK"
 

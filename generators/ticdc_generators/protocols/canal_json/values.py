@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.enum_set import enum_index, set_bits
+from ticdc_contract.tidb_types import TiDBType
+
 from ..golang.floats import format_float32, format_float64
 
 # java.sql.Types codes, spec 003 (Canal-JSON), "Java SQL Type Code" table.

@@ -12,6 +12,7 @@ from typing import Any, Optional, Union
 
 from ticdc_contract.model import Column, TableSchema
 from ticdc_contract.tidb_types import type_collation
+
 from ..golang.floats import format_float32, format_float64
 from .temporal import timestamp_default_in_utc
 

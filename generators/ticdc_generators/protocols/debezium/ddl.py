@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 from ticdc_contract.model import DDL, TableSchema
 from ticdc_contract.tso import physical_ms
+
 from .columns import DEFAULT_FLEN, ColumnView, table_view
 from .ddl_query import ColumnDef, column_defs
 from .message import EnvelopeOptions, dumps, source_payload, source_schema

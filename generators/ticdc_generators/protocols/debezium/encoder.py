@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ticdc_contract.model import TableSchema
+
 from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent

@@ -10,8 +10,14 @@ from typing import Any, Optional
 from ..golang.json_text import B64
 from .columns import ColumnView
 from .temporal import (
-    MIN_TIMESTAMP, TemporalError, date_days, datetime_epoch, format_zoned, is_go_valid,
-    parse_datetime, time_to_micros,
+    MIN_TIMESTAMP,
+    TemporalError,
+    date_days,
+    datetime_epoch,
+    format_zoned,
+    is_go_valid,
+    parse_datetime,
+    time_to_micros,
 )
 from .values import bit_bytes
 

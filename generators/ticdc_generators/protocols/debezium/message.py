@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from ticdc_contract.model import Op, RowChange
 from ticdc_contract.tso import physical_ms
+
 from ..golang import json_text
 from ..golang.json_text import Raw
 from .columns import TableView, sanitize_name, schema_topic_name

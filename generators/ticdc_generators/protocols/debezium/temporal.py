@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Optional
 from zoneinfo import ZoneInfo
+
 from ticdc_contract.temporal import civil_from_days, days_from_civil, days_in_month  # the proleptic calendar, once
 
 _DT = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?$")

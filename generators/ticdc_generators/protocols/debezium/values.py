@@ -16,10 +16,15 @@ from typing import Any
 
 from ...errors import ChangefeedFailure
 from ..golang.json_text import B64, F32
-from .columns import ColumnView, INT_CODES, STRING_CODES
+from .columns import INT_CODES, STRING_CODES, ColumnView
 from .temporal import (
-    TemporalError, date_days, datetime_epoch, parse_datetime, time_to_micros, zoned_timestamp,
     MIN_TIMESTAMP,
+    TemporalError,
+    date_days,
+    datetime_epoch,
+    parse_datetime,
+    time_to_micros,
+    zoned_timestamp,
 )
 
 _UINT64_MAX = 2**64 - 1

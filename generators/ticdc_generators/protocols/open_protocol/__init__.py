@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from .. import EncoderModule
-from .values import EncodeError
 from .encoder import MessageTooLargeError, OpenProtocolEncoder, OpenProtocolOptions, new_encoder
+from .values import EncodeError
 
 # spec 002 (Open Protocol), Restrictions: DDL Events and Resolved Events are broadcast to every
 # MQ partition (TiCDC downstreamadapter/sink/helper/helper.go, GetDDLDispatchRule: PartitionAll

@@ -31,12 +31,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ticdc_contract.model import TableSchema
+
 from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
 from ..large_message import COMPRESSIONS, MAX_RECORD_OVERHEAD, MessageTooLargeError, compress, require_storage
-from .values import TableLayout, table_layout
 from .message import PROFILES, RowOptions, ddl_key, ddl_value, resolved_key, row_key, row_value
+from .values import TableLayout, table_layout
 
 PROTOCOL_VERSION = 1
 _VERSION_HEAD = struct.pack(">Q", PROTOCOL_VERSION)

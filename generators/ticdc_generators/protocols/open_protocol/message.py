@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ticdc_contract.model import DDL, Op, Row, RowChange
+
 from ..golang import json_text
 from .values import ColumnLayout, EncodeError, TableLayout, render_value
 

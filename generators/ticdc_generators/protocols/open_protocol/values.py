@@ -9,9 +9,10 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
+from ticdc_contract.enum_set import enum_index, set_bits
 from ticdc_contract.model import TableSchema
 from ticdc_contract.tidb_types import TiDBType
-from ticdc_contract.enum_set import enum_index, set_bits
+
 from ...errors import ChangefeedFailure
 from ..golang import json_text
 from ..golang.floats import json_float32, json_float64

@@ -20,14 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ticdc_contract.tso import physical_ms
+
 from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
-from ticdc_contract.tso import physical_ms
 from ..golang.json_text import ENCODING_JSON, dumps
 from ..large_message import COMPRESSIONS, MessageTooLargeError, compress, record_size, require_storage
-from .avro_schema import encode_avro
 from . import message as m
+from .avro_schema import encode_avro
 
 ROW_KEY = b""
 CONTROL_KEY = None

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from ticdc_contract.checksum import RowChecksum, change_checksum
 from ticdc_contract.model import DDL, Op, Row, RowChange, TableSchema
+
 from .avro_schema import NAMESPACE
 from .ddl import ddl_type, table_schemas
 from .table_schema import avro_table_schema, json_table_schema

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 from ticdc_contract.model import Column, Index, TableSchema
 from ticdc_contract.tidb_types import TiDBType
+
 from ..golang.floats import format_float32, format_float64
 from .values import mysql_type, unsigned_flag, zerofill_flag
 

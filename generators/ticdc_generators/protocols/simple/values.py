@@ -14,8 +14,9 @@ import base64
 from typing import Any
 
 from ticdc_contract.tidb_types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
-from .avro_schema import NAMESPACE
+
 from ..golang.floats import format_float32, format_float64, to_float32
+from .avro_schema import NAMESPACE
 
 TIMESTAMP_RECORD = f"{NAMESPACE}.Timestamp"
 UNSIGNED_BIGINT_RECORD = f"{NAMESPACE}.UnsignedBigint"
