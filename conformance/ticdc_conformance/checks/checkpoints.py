@@ -39,7 +39,9 @@ from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_b
 from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
-from .differential import compare_table, extra_columns, project_truth_row
+from ticdc_conformance.protocols.common.projection import project_truth_row
+
+from .differential import compare_table, extra_columns
 from .key_updates import delivered_changes
 from ticdc_conformance.findings.finding import Finding
 from .upstream_history import TableFates, history_events

@@ -19,7 +19,7 @@ from ticdc_contract.model import TableSchema
 from ticdc_contract.schema_json import table_from_json
 
 from ticdc_conformance.consumers.output import final_file_name
-from ..protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from .arrival_order import excuse_undecidable
 from .causes import ask, explain, foreign_table, is_surplus
@@ -69,17 +69,6 @@ def read_consumer_rows(path: Path) -> list[dict[str, Any]]:
             return [json_object(line, f"final/{path.name} line {n}") for n, line in enumerate(f, 1) if line.strip()]
         except Malformed as e:
             raise UnreadableRows(e.reason) from None
-
-
-def project_truth_row(table: TableSchema, row: dict[str, Any], protocol: str, options: dict) -> dict[str, Any]:
-    spec = protocol_spec(protocol)
-    # A protocol whose encoding of a value depends on the column beyond its type (Debezium writes
-    # a NULL as the column's DEFAULT) projects whole columns.
-    column_projection = spec.project_column
-    if column_projection is not None:
-        return {c.name: column_projection(c, row.get(c.name), options) for c in table.columns if not c.is_virtual}
-    # Virtual generated columns never reach a consumer: TiCDC does not replicate them.
-    return {c.name: spec.project_value(c.type, row.get(c.name), options) for c in table.columns if not c.is_virtual}
 
 
 def compare_rows_as_multiset(name: str, expected: list[dict], actual: list[dict]) -> list[Finding]:

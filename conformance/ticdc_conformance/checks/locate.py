@@ -29,7 +29,9 @@ from ticdc_contract.canonical import key_order_token
 from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.sequential.consumer import merged_records
-from .differential import load_truth_tables, project_truth_row
+from ticdc_conformance.protocols.common.projection import project_truth_row
+
+from .differential import load_truth_tables
 from ticdc_conformance.findings.finding import Finding
 from .selection import consumer_table, selectors, unjudged_columns
 

@@ -24,6 +24,8 @@ from ticdc_contract.model import DDL, DDLType, Row, TableSchema, Transaction
 from ticdc_contract.state import TableStates
 from ticdc_contract.truth import read_history
 
+from ticdc_conformance.protocols.common.projection import project_truth_row
+
 from .selection import consumer_table, selectors
 
 Name = tuple[str, str]
@@ -172,8 +174,6 @@ class _Tracker(TableStates):
         self._views: dict[Name, tuple[TableSchema, TableSchema, TableSchema]] = {}  # schema, its view, key columns
 
     def _projected(self, name: Name, row: Row, whole: bool) -> dict:
-        from .differential import project_truth_row  # differential asks this module; imported when used
-
         schema = self.schemas[name]
         cached = self._views.get(name)
         if cached is None or cached[0] is not schema:  # a new schema version: its views once

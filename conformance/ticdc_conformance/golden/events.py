@@ -1,6 +1,6 @@
 """What a perfect consumer knows of one row event, per protocol and sink options.
 
-The value projection (`differential.project_truth_row`, i.e. each protocol's `fidelity.py`) says
+The value projection (`protocols/common/projection.py`, i.e. each protocol's `fidelity.py`) says
 what survives of a value; this module says what survives of the event around it: its op, whether
 the row before the change travels, and whether the event carries its commit ts. The golden
 corpus writes the expected applied log (docs/consumer-protocol.md, "Output") from it.

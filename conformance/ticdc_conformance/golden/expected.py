@@ -14,7 +14,7 @@ Nothing here decodes a record or runs a consumer. The applied log (docs/consumer
   DDL as it arrives, re-sent copies too (nothing tells them apart), in the documented read order:
   records merged by (Kafka timestamp, topic, partition, offset); one row event per `txn` line.
 
-Row images are the truth projected onto the protocol's fidelity (differential.project_truth_row)
+Row images are the truth projected onto the protocol's fidelity (protocols/common/projection.py)
 under the event fidelity of golden_events. The final state is the ground truth's at the last
 checkpoint (the end of the stream without watermarks) as checks/checkpoints.py keeps it: each row
 projected when it was written, so a later schema change does not rewrite what a consumer received.
@@ -31,12 +31,12 @@ import orjson
 from ticdc_contract.canonical import key_order_token, row_to_json
 from ticdc_contract.model import DDL, RowChange, TableSchema, Transaction
 from ticdc_contract.record import KafkaRecord
-from ticdc_generators.sink.events import DDLEvent, RowEvent
+from ticdc_generators.pipeline import DDLEvent, RowEvent
 from ticdc_contract.state import TableStates
 
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.checks.checkpoints import _Truth  # the checkpoint check's ground-truth interpreter, reused as is
-from ticdc_conformance.checks.differential import project_truth_row
+from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.checks.key_updates import delivered_changes
 from ticdc_conformance.fidelity.matrix import type_label
 from ticdc_conformance.golden.events import carries_commit_ts, ddl_names, row_event

@@ -29,6 +29,9 @@ import orjson
 from ticdc_contract.model import TableSchema
 from ticdc_contract.schema_json import table_from_json
 
+from .column_selection import consumer_table, selectors
+from .projection import project_truth_row
+
 Name = tuple[str, str]
 # The decoder option (not a TiCDC one) that hands a decoder its SnapshotLookup.
 SNAPSHOT_LOOKUP = "snapshot-lookup"
@@ -129,14 +132,9 @@ class TruthSnapshot:
         self.protocol = protocol
         # The sink options without the lookup a decoder's options may carry (this one, even).
         self.options = {k: v for k, v in options.items() if k != SNAPSHOT_LOOKUP}
-        # Deferred: the checks import deepdiff, which the decoders that import this module for
-        # SnapshotUnavailable should not have to load.
-        from ticdc_conformance.checks.differential import project_truth_row
-        from ticdc_conformance.checks.selection import consumer_table, selectors
-
         chosen = selectors(self.options)
-        # The checks' own view of a row (column selection, virtual columns, fidelity), so a
-        # completed row is judged exactly like one a full message carried.
+        # The view of a row the checks also take (column selection, virtual columns, fidelity), so
+        # a completed row is judged exactly like one a full message carried.
         self._project_row = lambda t, image: project_truth_row(consumer_table(t, chosen), image,
                                                                protocol, self.options)
         self._catalog: Optional[_Catalog] = None
