@@ -10,9 +10,19 @@ from ticdc_contract.record_files import RecordFileWriter
 from ticdc_contract.truth import TruthWriter
 
 from .scenarios import get_scenario
+from .simulator import Observer as Observer
+from .simulator import Sent as Sent
 from .simulator import SinkSimulator
 from .sink.claim_check import ClaimCheckStorage
 from .sink.config import SinkConfig
+from .sink.events import BootstrapEvent as BootstrapEvent
+from .sink.events import DDLEvent as DDLEvent
+from .sink.events import RowEvent as RowEvent
+from .sink.events import WatermarkEvent as WatermarkEvent
+
+# Observer, Sent, SinkSimulator and the event types are the simulator's observation API, public
+# for a tool that must know which record carries which event (the golden corpus):
+# `SinkSimulator(config, seed, observer=...)` calls the observer with one `Sent` per event.
 
 MANIFEST_FORMAT = "ticdc-conformance/records-v1"
 GENERATOR_VERSION = "0.1.0"

@@ -18,9 +18,8 @@ from ticdc_contract.model import DDL, RowChange, Transaction
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.truth import TruthWriter
 from ticdc_generators.scenarios import get_scenario
-from ticdc_generators.simulator import Sent, SinkSimulator
+from ticdc_generators.pipeline import DDLEvent, RowEvent, Sent, SinkSimulator, WatermarkEvent
 from ticdc_generators.sink.config import SinkConfig
-from ticdc_generators.sink.events import DDLEvent, RowEvent, WatermarkEvent
 
 TP = tuple[str, int]
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from ticdc_conformance.checks.key_updates import delivered_changes, moves_handle_key
 from ticdc_contract.model import Op, RowChange, Transaction
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
 from ticdc_generators.simulator import split_if_key_changed
 from ticdc_generators.strategies import histories
-
-from ticdc_conformance.checks.key_updates import delivered_changes, moves_handle_key
 
 
 def _simulated(change: RowChange, raw: bool) -> tuple[RowChange, ...]:
