@@ -78,6 +78,15 @@ def _row(t: TableSchema, image: Optional[dict[str, Any]], row_id: Optional[int])
     return row
 
 
+class OldTruthError(ValueError):
+    """A truth folder written before the history lines held whole events: generate the case again."""
+
+
+def _older(directory: Path, n: int, missing: str) -> OldTruthError:
+    return OldTruthError(f"{directory / 'history.ndjson'} line {n} has no {missing}: the truth was written by an "
+                         "older generator and does not hold the whole history; generate the case again")
+
+
 def read_history(directory: Path) -> Iterator[DDL | Transaction]:
     """The history a truth folder holds, as the model's events, in commit order. A DDL's table
     after it is its tables.ndjson line (one per DDL with a table after it, in history order)."""
@@ -91,10 +100,14 @@ def read_history(directory: Path) -> Iterator[DDL | Transaction]:
                 for ch in line["changes"]:
                     t = tables[ch["table"]]
                     row_id = ch.get("row_id")
+                    if row_id is None and not t.handle_key:
+                        raise _older(directory, n, "row_id for a change to a table without a handle key")
                     changes.append(RowChange(t, Op(ch["op"]), _row(t, ch["before"], row_id),
                                              _row(t, ch["after"], row_id)))
                 yield Transaction(line["start_ts"], line["commit_ts"], tuple(changes))
                 continue
+            if "table_before" not in line:
+                raise _older(directory, n, "table_before")
             after = None
             if line["schema_version"] is not None:
                 after = table_from_json(orjson.loads(versions.readline()))

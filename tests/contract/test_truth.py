@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ticdc_contract.model import DDL, ROWID, DDLType, Transaction
-from ticdc_contract.truth import TruthWriter, read_history
+from ticdc_contract.truth import OldTruthError, TruthWriter, read_history
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
 from ticdc_generators.strategies import histories
 
@@ -48,3 +49,15 @@ def test_generated_histories_read_back_equal(history):
 
     with tempfile.TemporaryDirectory() as directory:
         assert _written_and_read(history, Path(directory)) == list(history)
+
+
+def test_a_truth_written_before_the_lines_held_whole_events_is_refused_by_name(tmp_path):
+    history = list(get_scenario("smoke").history(1, 20, "UTC"))
+    _written_and_read(history, tmp_path)
+    lines = (tmp_path / "history.ndjson").read_bytes().splitlines(keepends=True)
+    old = [orjson.dumps({k: v for k, v in orjson.loads(line).items()
+                         if k not in ("table_before", "backfill", "other_before", "other_after")}) + b"\n"
+           for line in lines]
+    (tmp_path / "history.ndjson").write_bytes(b"".join(old))
+    with pytest.raises(OldTruthError, match=r"history.ndjson line 1 has no table_before.*generate the case again"):
+        list(read_history(tmp_path))
