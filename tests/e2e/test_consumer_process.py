@@ -1,4 +1,4 @@
-"""A consumer program under the suite's control (consumer_process.py): its own process group, a
+"""A consumer program under the suite's control (consumers/adapters/program.py): its own process group, a
 timeout and SIGTERM that end the whole group, its output in a log file the verdict names, and an
 exit 0 without final/ that is an error, never a pass."""
 import json
