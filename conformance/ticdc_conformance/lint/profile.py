@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..protocols.common.lint import DECODE_RULES
-
 REPLAY_RULE = "KAFKA-DELIVERY-1"  # at-least-once: re-sent events and fallen-back watermarks
 
 

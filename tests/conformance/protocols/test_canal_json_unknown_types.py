@@ -6,16 +6,15 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ticdc_contract.tidb_types import ALL_BASE_TYPES, BINARY_TYPES, STRING_TYPES
+from tests.helpers import assert_decode_error, kafka_record
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.lint import lint
 from ticdc_conformance.lint.settings import make_settings
 from ticdc_conformance.protocols.canal_json import new_decoder
-from ticdc_conformance.protocols.canal_json.mysql_type import KNOWN_TYPES, parse_mysql_type
 from ticdc_conformance.protocols.canal_json.mysql_type import BINARY_TYPES as CANAL_BINARY_TYPES
+from ticdc_conformance.protocols.canal_json.mysql_type import KNOWN_TYPES, parse_mysql_type
 from ticdc_conformance.protocols.canal_json.mysql_type import TEXT_TYPES as CANAL_TEXT_TYPES
-
-from tests.helpers import assert_decode_error, kafka_record
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, BINARY_TYPES, STRING_TYPES
 
 OTHER = 1111  # java.sql.Types.OTHER, what official Canal writes for a type it has no code for
 
