@@ -26,18 +26,17 @@ from typing import Any, Callable, Optional
 
 import orjson
 
-from ticdc_contract.canonical import key_order_token
-from ticdc_contract.model import Column, TableSchema
-from ticdc_generators.pipeline import config_for, encoding_names, generate
-from ticdc_contract.schema_json import table_from_json
-from ticdc_contract.tidb_types import TiDBType
-
 from ticdc_conformance.checks.locate import decoded_rows
 from ticdc_conformance.fidelity.roundtrip import same_value
 from ticdc_conformance.findings.finding import Finding, RunContext, row_diff
 from ticdc_conformance.folders import case_folder, recreate
 from ticdc_conformance.protocols import ProtocolSpec, protocol
 from ticdc_conformance.rules.catalogue import default_catalogue
+from ticdc_contract.canonical import key_order_token
+from ticdc_contract.model import Column, TableSchema
+from ticdc_contract.schema_json import table_from_json
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_generators.pipeline import config_for, encoding_names, generate
 
 MAX_FINDINGS = 50
 Lowering = Callable[[Column, Any], Any]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ticdc_conformance.lint.settings import make_settings
 from ticdc_generators.sink.config import DispatchRule, SinkConfig

@@ -6,15 +6,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from ticdc_conformance.checks.selection import unjudged_columns
+from ticdc_conformance.protocols.common.column_selection import consumer_table, selectors
 from ticdc_contract.model import Column, Index, TableSchema
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_generators.sink.column_selector import ColumnSelectors
 from ticdc_generators.strategies import table_schemas
-
-from ticdc_conformance.checks.selection import unjudged_columns
-from ticdc_conformance.protocols.common.column_selection import consumer_table, selectors
 
 # Selector lists as a manifest's `sink` carries them: TiCDC's TestNewColumnSelector rules, and
 # rules with exclusions, regular expressions, quoted names and mixed case.
