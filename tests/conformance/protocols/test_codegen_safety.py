@@ -82,8 +82,18 @@ def test_a_plain_generated_function_compiles_and_runs_without_builtins():
     assert f.__globals__["__builtins__"] == {}
 
 
+def test_one_source_compiled_once_still_binds_each_namespace_apart():
+    source = "def f():\n    return Y\n"
+    first = compile_function(source, "f", {"Y": 1}, "<test>")
+    second = compile_function(source, "f", {"Y": 2}, "<test>")
+    assert (first(), second()) == (1, 2) and first.__code__ is second.__code__
+    # A namespace without a name the source reads is checked anew, not served from the cache.
+    with pytest.raises(GeneratedCodeError, match="'Y'"):
+        compile_function(source, "f", {"Z": 1}, "<test>")
+
+
 @pytest.mark.parametrize("source, why", [
-    ("def f(x):\n    return __import__('os')\n", "'__import__'"),
+    ("def f(x):\n    return __import__(x)\n", "'__import__'"),
     ("def f(x):\n    return len(x)\n", "'len'"),
     ("def f(x):\n    return eval(x)\n", "'eval'"),
     ("def f(x):\n    return x.__class__\n", "attribute '__class__'"),

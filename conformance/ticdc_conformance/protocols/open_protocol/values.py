@@ -74,12 +74,8 @@ def decode_columns(section: Any) -> tuple[dict[str, Any], list[tuple[str, ...]]]
     specs = _SPECS
     for name, obj in section.items():
         try:
-            # _spec_key inlined: this loop runs for every column of every row.
-            code, flag, handle, raw = obj["t"], obj.get("f", _NO_FLAG), obj.get("h", False), obj["v"]
-            if type(code) is not int or (type(flag) is not int and flag is not _NO_FLAG) or (
-                    handle is not True and handle is not False):
-                raise LookupError("not a cacheable column")
-            passes, lo, hi, read, role = specs[code, flag, handle]
+            passes, lo, hi, read, role = specs[_spec_key(obj)]
+            raw = obj["v"]
             kind = type(raw)
             if kind is passes:  # a text column's string: nothing to check
                 values[name] = raw
