@@ -1,7 +1,7 @@
 """The event reader of a table description built from per-column closures, with no generated source:
 the same checks and conversions as rowcode.py's written-out reader, in loops over the columns.
 
-It exists to measure the choice between the two (`ticdc-conformance bench decode --fast-path-variants`,
+It exists to measure the choice between the two (`ticdc-conformance bench decode --paths`,
 docs/performance.md, "Fast path: generated code or closures"); tests hold it to the reference path
 as they hold the generated reader. Where an integer's range fits msgspec's int64 bounds, a bounded
 msgspec decoder reads the text and checks the range in one C call (its constraint); a text it
