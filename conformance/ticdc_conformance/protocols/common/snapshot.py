@@ -152,7 +152,7 @@ class TruthSnapshot:
         return {"truth_dir": self.truth_dir, "protocol": self.protocol, "options": self.options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["truth_dir"], state["protocol"], state["options"])
+        type(self).__init__(self, state["truth_dir"], state["protocol"], state["options"])
 
     # --- SnapshotLookup ---------------------------------------------------------------
     def row(self, schema: str, table: str, key: dict[str, Any], ts: int) -> Optional[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import orjson
 
@@ -33,7 +33,8 @@ INT_RANGES = {
 # Base64").
 BINARY_TIDB_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
 # Debezium's temporal types carried by an integer (already within its column's range) -> TiDB's print.
-INT_TEMPORALS = {
+# Keyed by a field's semantic type, which a field may lack (None: no entry).
+INT_TEMPORALS: dict[Optional[str], Callable[[int], str]] = {
     "io.debezium.time.Date": temporal.days_to_text,
     "io.debezium.time.Timestamp": lambda v: temporal.epoch_to_text(v, 1000, 3),
     "io.debezium.time.MicroTimestamp": lambda v: temporal.epoch_to_text(v, 1, 6),

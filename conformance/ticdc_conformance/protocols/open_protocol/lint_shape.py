@@ -190,7 +190,9 @@ def generated_columns(query: str) -> Optional[dict[str, bool]]:
     if re.match(r"CREATE\s+TABLE\b", head, re.IGNORECASE) and "(" in head:
         body = head[head.index("(") + 1:head.rindex(")")]
     elif re.match(rf"{_ALTER}.*\bADD\s+(COLUMN\s+)?`", head, re.IGNORECASE | re.DOTALL):
-        body = head[re.search(r"\bADD\b", head, re.IGNORECASE).start():]
+        add = re.search(r"\bADD\b", head, re.IGNORECASE)
+        assert add is not None  # the pattern just matched holds an ADD
+        body = head[add.start():]
     else:
         return None
     out: dict[str, bool] = {}

@@ -42,8 +42,9 @@ def render_timestamp(value: str, location: str, target: str) -> str:
     # TiDB's zero TIMESTAMP is zero in every zone.
     if not any(parts):
         return value
+    year, month, day, hour, minute, second = parts
     try:
-        local = datetime(*parts)
+        local = datetime(year, month, day, hour, minute, second)
     except ValueError as e:
         raise Malformed(f"TIMESTAMP value {value!r}: {e}") from None
     if location == target:
