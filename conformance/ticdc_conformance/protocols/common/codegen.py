@@ -111,21 +111,21 @@ def check_source(source: str, name: str, namespace: Mapping[str, Any], literals:
             raise GeneratedCodeError(f"a declared literal must be a str, not {type(value).__name__}")
         declared.add(value)
     nodes = _nodes(func)
-    stored = {node.id for node in nodes if type(node) is ast.Name and type(node.ctx) is ast.Store}
+    stored = {node.id for node in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     bound = {a.arg for a in args.args} | stored
     for node in nodes:
         kind = type(node)
         if kind not in _ALLOWED_NODES or (kind is ast.FunctionDef and node is not func):
             raise GeneratedCodeError(f"{kind.__name__} is not allowed in generated source "
                                      f"(line {getattr(node, 'lineno', '?')})")
-        if kind is ast.Name:
+        if isinstance(node, ast.Name):
             if node.id.startswith("__") or (node.id not in bound and node.id not in namespace):
                 raise GeneratedCodeError(f"generated source reads {node.id!r}, which is neither a parameter, "
                                          "a local nor a name of its namespace")
-        elif kind is ast.Attribute:
+        elif isinstance(node, ast.Attribute):
             if node.attr.startswith("_"):
                 raise GeneratedCodeError(f"generated source reads the attribute {node.attr!r}")
-        elif kind is ast.Constant and type(node.value) not in _PLAIN_CONSTANTS:
+        elif isinstance(node, ast.Constant) and type(node.value) not in _PLAIN_CONSTANTS:
             if type(node.value) is not str or node.value not in declared:
                 raise GeneratedCodeError(f"generated source holds the undeclared constant {node.value!r}")
     return tree

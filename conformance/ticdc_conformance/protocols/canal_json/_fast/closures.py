@@ -48,9 +48,10 @@ def _old_reader(column: _Column) -> Optional[Callable[[str], Any]]:
     if column.kind == "text":
         return None
     if column.kind in ("printed", "int"):
+        assert column.pattern is not None  # a printed or integer column has its plain pattern
         shapes: set[bytes] = set()
         plain = _plain_texts([column.pattern], shapes)
-        read_int = _int_reader(*column.bounds) if column.kind == "int" else None
+        read_int = None if column.bounds is None else _int_reader(*column.bounds)
 
         def read(text: str) -> Any:
             if text.encode("utf-8", "surrogatepass").translate(DIGITS_AS_ZERO) not in shapes and not plain(text):
@@ -58,6 +59,16 @@ def _old_reader(column: _Column) -> Optional[Callable[[str], Any]]:
             return text if read_int is None else read_int(text)
         return read
     return _binary if column.kind == "binary" else column.read
+
+
+def _converter(column: _Column) -> Callable[[str], Any]:
+    """What turns a non-null text of the row after into its value, for an int, binary or read column."""
+    if column.bounds is not None:
+        return _int_reader(*column.bounds)
+    if column.kind == "binary":
+        return _binary
+    assert column.read is not None  # a "read" column has its reader
+    return column.read
 
 
 def event_reader(types: dict[str, MySQLType], fields: dict[str, str], key: tuple[str, ...],
@@ -70,8 +81,7 @@ def event_reader(types: dict[str, MySQLType], fields: dict[str, str], key: tuple
     shapes: set[bytes] = set()
     plain = _plain_texts([c.pattern for c in columns if c.pattern is not None], shapes)
     # Columns whose value the row after holds converted: (name, converter of a non-null text).
-    converted = tuple((name, _int_reader(*c.bounds) if c.kind == "int" else _binary if c.kind == "binary" else c.read)
-                      for name, c in zip(names, columns) if c.kind in ("int", "binary", "read"))
+    converted = tuple((name, _converter(c)) for name, c in zip(names, columns) if c.kind in ("int", "binary", "read"))
     # Unsigned integers whose sqlType code follows the value: (name, field, limit, wider code, code).
     promotions = tuple(_promotions_of(types, fields))
     old_readers = tuple(zip(names, (_old_reader(c) for c in columns)))
@@ -88,7 +98,7 @@ def event_reader(types: dict[str, MySQLType], fields: dict[str, str], key: tuple
         kind = msg.type
         old = msg.old
         # An update's `old` texts are compared with the row after's texts, before their conversion.
-        texts_after = None if old is None else row.copy()
+        texts_after = {} if old is None else row.copy()
         for name, convert in converted:
             text = row[name]
             if text is not None:
