@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import assert_fast_matches_reference
 from ticdc_conformance.bench.paths import _closure_decoder
 from ticdc_conformance.protocols.canal_json import new_decoder
 from ticdc_conformance.protocols.canal_json._fast import closures
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.simulator import SinkSimulator
-
-from tests.helpers import assert_fast_matches_reference
 
 from .test_codegen_safety import NAMES, _canal_message, _canal_rows, _records
 

@@ -15,6 +15,7 @@ import builtins
 import orjson
 import pytest
 
+from tests.helpers import assert_fast_matches_reference
 from ticdc_conformance.protocols import canal_json, open_protocol, simple
 from ticdc_conformance.protocols.canal_json.java_type import expected_sql_type
 from ticdc_conformance.protocols.canal_json.mysql_type import parse_mysql_type
@@ -22,8 +23,6 @@ from ticdc_conformance.protocols.canal_json.values import decode_value
 from ticdc_conformance.protocols.common import codegen
 from ticdc_conformance.protocols.common.codegen import GeneratedCodeError, compile_function, literal
 from ticdc_contract.record import KafkaRecord
-
-from tests.helpers import assert_fast_matches_reference
 
 from .test_simple_decoder import column, dtype, pk
 from .test_simple_fast_path import JSON

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import assert_fast_matches_reference
 from ticdc_conformance.protocols import canal_json, debezium, open_protocol, simple
 from ticdc_conformance.protocols.canal_json._fast import decoder as canal_fast
 from ticdc_conformance.protocols.debezium._fast import decoder as debezium_fast
@@ -12,8 +13,6 @@ from ticdc_conformance.protocols.simple._fast import decoder as simple_fast
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.simulator import SinkSimulator
-
-from tests.helpers import assert_fast_matches_reference
 
 # (package, encoding, the fast path's class, its method the decoder calls per record)
 CASES = {

@@ -18,7 +18,13 @@ from msgspec.structs import astuple
 
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.canal_json._fast.rowcode import (
-    _NULL, Decline, EventReader, _Column, _plain_texts, _promotions_of)
+    _NULL,
+    Decline,
+    EventReader,
+    _Column,
+    _plain_texts,
+    _promotions_of,
+)
 from ticdc_conformance.protocols.canal_json.mysql_type import MySQLType
 from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
 
