@@ -833,8 +833,8 @@ CASES = [
          _edit_json(0, _set("type", 5))),
     Case("unknown event type", "canal-json", "unknown event type 'UPSERT' for isDdl=false",
          _edit_json(0, _set("type", "UPSERT"))),
-    Case("unknown mysqlType", "canal-json", "names no TiDB type this decoder knows",
-         _edit_json(0, lambda d: d["mysqlType"].__setitem__(next(iter(d["mysqlType"])), "geometry"))),
+    Case("mysqlType that is no column type", "canal-json", "is not a MySQL column type",
+         _edit_json(0, lambda d: d["mysqlType"].__setitem__(next(iter(d["mysqlType"])), "int("))),
     Case("wrong value type", "canal-json", "'abc' is not a int value",
          _edit_json(0, lambda d: d["data"][0].update(
              {k: "abc" for k, t in d["mysqlType"].items() if t.startswith("int")}))),
