@@ -3,6 +3,8 @@ raises. docs/errors.md lists their fields, the reason each malformation yields, 
 under test reports its own errors."""
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 
 class DecodeError(Exception):
     """A record that is not valid for its protocol.
@@ -15,7 +17,7 @@ class DecodeError(Exception):
     """
 
     def __init__(self, topic: str, partition: int, offset: int, reason: str,
-                 events: tuple = (), also: tuple = ()) -> None:
+                 events: Iterable[Any] = (), also: Iterable[DecodeError] = ()) -> None:
         self.topic = topic
         self.partition = partition
         self.offset = offset

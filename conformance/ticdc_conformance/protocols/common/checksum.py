@@ -36,9 +36,12 @@ class ChecksumColumn(Protocol):
     """What the check needs of a column: its name, value kind (ticdc_contract.checksum.KINDS) and
     ENUM/SET members."""
 
-    name: str
-    kind: str
-    elements: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def elements(self) -> tuple[str, ...]: ...
 
 
 def _hash_value(col: ChecksumColumn, v: Any, time_zone: str) -> bytes:

@@ -293,7 +293,9 @@ class SimpleDecoder:
                           key_columns=reader.key_columns(message.data, message.old), columns=reader.column_names)
 
     def _claim_checked(self, message: DMLMessage) -> DMLMessage:
-        value = decompress(self._compression, self._large.stored_value(message.claim_check_location))
+        location = message.claim_check_location
+        assert location is not None  # decode() calls this for a claim-check message only
+        value = decompress(self._compression, self._large.stored_value(location))
         try:
             stored = self._parse(value)
             if not isinstance(stored, DMLMessage):
