@@ -4,6 +4,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..common.interface import ProtocolSpec, by_column_type
+from ..common.lint import StreamRules
 from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import CanalJSONDecoder, new_decoder
@@ -23,6 +24,11 @@ PROTOCOL = ProtocolSpec(
     row_rule=fidelity.ROW_RULE,
     carries_watermarks=partial(carries_watermarks, "canal-json"),
     new_lint=new_lint,
+    stream_rules=StreamRules(
+        decode="CANAL-EVENTS-1",
+        watermark="CANAL-WATERMARK-3",
+        ddl_partition_zero="CANAL-DISPATCH-1",
+    ),
 )
 
 __all__ = ["PROTOCOL", "CanalJSONDecoder", "new_decoder", "project_value", "describe_fidelity",

@@ -21,7 +21,7 @@ from ...events import DecodedEvent
 from .wire import decode_errors
 
 if TYPE_CHECKING:
-    from .lint import LintContext, Problem
+    from .lint import LintContext, Problem, StreamRules
 
 
 @dataclass
@@ -96,6 +96,7 @@ class ProtocolSpec:
     # Event fidelity: whether a stream with these sink options carries watermarks.
     carries_watermarks: Callable[[Mapping[str, Any]], bool]
     new_lint: Callable[[LintContext], ProtocolLint]
+    stream_rules: StreamRules  # the stream rules its spec states (lint/stream.py)
     # Optional refinements of the value forms (checks/value_forms.py).
     number_form: Optional[Callable[..., Any]] = None  # (TiDBType, float, options) -> the carried number
     carried_as_upstream: Optional[Callable[..., Any]] = None  # (TiDBType, carried value, options)

@@ -6,6 +6,7 @@ from functools import partial
 from typing import Optional
 
 from ..common.interface import ProtocolSpec
+from ..common.lint import StreamRules
 from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import DebeziumDecoder
@@ -31,6 +32,11 @@ PROTOCOL = ProtocolSpec(
     row_rule=fidelity.ROW_RULE,
     carries_watermarks=partial(carries_watermarks, "debezium"),
     new_lint=new_lint,
+    stream_rules=StreamRules(
+        decode="DBZ-MESSAGE-2",
+        watermark="DBZ-WATERMARK-1",
+        ddl_broadcast="DBZ-BROADCAST-1",
+    ),
     number_form=fidelity.number_form,
     carried_as_upstream=fidelity.carried_as_upstream,
 )

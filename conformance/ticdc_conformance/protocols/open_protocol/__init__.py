@@ -4,6 +4,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..common.interface import ProtocolSpec, by_column_type
+from ..common.lint import StreamRules
 from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import OpenProtocolDecoder, new_decoder
@@ -26,6 +27,14 @@ PROTOCOL = ProtocolSpec(
     row_rule=fidelity.ROW_RULE,
     carries_watermarks=partial(carries_watermarks, "open-protocol"),
     new_lint=new_lint,
+    stream_rules=StreamRules(
+        decode="OPEN-FRAMING-1",
+        watermark="OPEN-WATERMARK-2",
+        order="OPEN-ORDER-1",
+        dispatch="OPEN-DISPATCH-1",
+        ddl_broadcast="OPEN-BROADCAST-1",
+        watermark_broadcast="OPEN-BROADCAST-2",
+    ),
 )
 
 __all__ = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..common.interface import ProtocolSpec, by_column_type
+from ..common.lint import StreamRules
 from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder
@@ -28,6 +29,15 @@ PROTOCOL = ProtocolSpec(
     row_rule=fidelity.ROW_RULE,
     carries_watermarks=partial(carries_watermarks, "simple"),
     new_lint=new_lint,
+    stream_rules=StreamRules(
+        decode="SIMPLE-FORMAT-1",
+        watermark="SIMPLE-WATERMARK-1",
+        order="SIMPLE-ORDER-2",
+        dispatch="SIMPLE-DISPATCH-1",
+        ddl_broadcast="SIMPLE-BROADCAST-1",
+        watermark_broadcast="SIMPLE-BROADCAST-2",
+        ddl_barrier="SIMPLE-ORDER-1",
+    ),
 )
 
 __all__ = ["PROTOCOL", "MAX_HELD", "MAX_HELD_BYTES", "SimpleDecoder", "describe_fidelity", "new_decoder",
