@@ -53,6 +53,7 @@ def test_py_files_zips_the_spark_job_it_names(tmp_path):
         names = set(z.namelist())
     assert "ticdc_conformance/consumers/spark/job.py" in names
     assert "ticdc_contract/model.py" in names
+    assert not any(n.startswith("ticdc_generators/") for n in names)  # the consumer needs none of it
     assert "consumers/spark/job.py --records RECORDS --out OUT" in result.output
 
 
