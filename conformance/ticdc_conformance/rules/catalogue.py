@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 
 from .model import CatalogueError, Rule, normalize_ws, validate
 
-CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
+# Package data read through importlib.resources, so the catalogue loads from a zip too (the Spark
+# job shipped with --py-files registers its protocols' rules on import).
+CATALOGUE_DIR: Traversable = files(__package__) / "catalogue"
 _FILE_KEYS = {"source", "title", "protocols", "rule"}
 _RULE_KEYS = {"id", "level", "protocols", "topic", "section", "quote", "applies_to", "note", "see_also"}
 _REQUIRED = {"id", "level", "topic", "section", "quote", "applies_to"}
@@ -80,9 +84,10 @@ def _rule(entry: dict, defaults: dict, where: str) -> Rule:
     return rule
 
 
-def load_file(path: Path) -> list[Rule]:
+def load_file(path: Path | Traversable) -> list[Rule]:
+    path = path if isinstance(path, Traversable) else Path(path)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise CatalogueError(f"{path.name}: not TOML ({e})") from None
     unknown = set(data) - _FILE_KEYS
@@ -94,10 +99,12 @@ def load_file(path: Path) -> list[Rule]:
     return [_rule(e, data, f"{path.name} rule #{i + 1} ({e.get('id', 'no id')})") for i, e in enumerate(entries)]
 
 
-def load_catalogue(directory: Path = CATALOGUE_DIR) -> Catalogue:
+def load_catalogue(directory: Path | Traversable = CATALOGUE_DIR) -> Catalogue:
     rules: list[Rule] = []
     seen: dict[str, str] = {}
-    loaded = [(path, load_file(path)) for path in sorted(Path(directory).glob("*.toml"))]
+    folder = directory if isinstance(directory, Traversable) else Path(directory)
+    toml_files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+    loaded = [(path, load_file(path)) for path in toml_files]
     # Files in the order of their specs (000, 001, ...), rules in file order.
     loaded.sort(key=lambda item: (item[1][0].source if item[1] else "", item[0].name))
     for path, file_rules in loaded:

@@ -5,7 +5,7 @@ fidelity projections, the reference decoders' validations), so their rules are l
 with the code that enforces them (`target`, "module:qualname"); tests/conformance/rules/test_rules.py imports
 every target, so an entry cannot outlive the code it names. Modules referred to:
 
-- ticdc_conformance.checks.differential, .checkpoints, .causes, .golden, .fidelity (through the protocols' fidelity modules)
+- ticdc_conformance.checks.differential, .checkpoints, .causes; ticdc_conformance.golden.corpus; the protocols' fidelity modules
 - ticdc_conformance.protocols.open_protocol.{wire, decoder, values}
 - ticdc_conformance.protocols.canal_json.{decoder, rows, java_type, mysql_type, values}
 - ticdc_conformance.protocols.debezium.{decoder, values}
@@ -44,7 +44,7 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("CANAL-DML-1", "DBZ-MESSAGE-2", "OPEN-EVENTS-1", "SIMPLE-DML-2"),
      "the five encodings of one history, decoded and lowered to the fidelity they share, carry the same "
      "row events (per type, the protocols' type rules apply as in the fidelity entries)"),
-    ("golden.corpus", f"{_C}.golden:check",
+    ("golden.corpus", "ticdc_conformance.golden.corpus:check",
      ("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1", "CONSUMER-DDL-1", "CONSUMER-ORDER-1"),
      "each golden case's expected/final tables are the state CONSUMER-STATE-1 demands of a consumer "
      "reading the case's records; the check proves the corpus still matches the generators"),

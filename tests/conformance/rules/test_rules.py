@@ -43,7 +43,7 @@ def test_every_quote_and_section_is_verbatim_in_its_spec():
 
 def test_quote_check_catches_an_altered_quote(tmp_path):
     # The verbatim check is only worth something if a one-word change fails it.
-    for path in CATALOGUE_DIR.glob("*.toml"):
+    for path in (f for f in CATALOGUE_DIR.iterdir() if f.name.endswith(".toml")):
         (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     text = (tmp_path / "open-protocol.toml").read_text(encoding="utf-8")
     altered = text.replace("The version of the current protocol is 1.", "The version of the current protocol is 2.")
