@@ -1,13 +1,16 @@
 """The `ticdc-conformance` command: the root that gathers the subcommands.
 
 Every subcommand is defined next to what it runs: a package's in its `command.py` (bench,
-consumers, fidelity, golden, lint, rules; transport's `commands.py`), those that drive the
-generator and the runner in run_command.py beside runner.py. Options several commands share are in
+consumers, fidelity, golden, lint, rules), those that drive the generator and the runner in
+run_command.py beside runner.py, and `kafka` in kafka_command.py: it drives the transport and the
+Spark consumer, so it sits with the entry points above both. Options several commands share are in
 command_line.py.
 """
 from __future__ import annotations
 
 import click
+
+from ticdc_conformance.kafka_command import kafka
 
 from .bench.command import bench
 from .consumers.command import consume, py_files
@@ -16,7 +19,6 @@ from .golden.command import golden
 from .lint.command import lint_cmd
 from .rules.command import rules_cmd
 from .run_command import check, differential_cmd, generate_cmd, run, scenarios
-from .transport.commands import kafka
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -235,8 +235,8 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str) 
     """One row per encoding, the findings of each failed one summarized per rule, the reports; exits
     with the most severe encoding's code (outcome.py)."""
     from ticdc_conformance.findings.outcome import CONFORMANT, STYLES, overall_exit
-    from .report import full_list_files, report_paths, write_reports
 
+    from .report import full_list_files, report_paths, write_reports
     from .runner import FINDINGS_SHOWN_PER_RULE
 
     table = Table(title=title)

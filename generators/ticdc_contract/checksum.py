@@ -36,11 +36,11 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-from ticdc_contract.model import Row, RowChange, TableSchema
-from ticdc_contract.enum_set import enum_index, set_bits
 from ticdc_contract.canonical import to_float32
-from ticdc_contract.tidb_types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
+from ticdc_contract.enum_set import enum_index, set_bits
+from ticdc_contract.model import Row, RowChange, TableSchema
 from ticdc_contract.temporal import days_from_civil, format_datetime, zone
+from ticdc_contract.tidb_types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
 
 # The checksum version TiDB writes into the row and TiCDC copies into the message: 2 ("raw
 # bytes and the row handle") since TiDB v8.4.0, the default of every cluster created on or

@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable, Optional
 
-from ticdc_contract.model import DDL, DDLType, ROWID, Row, TableSchema, Transaction
+from ticdc_contract.model import DDL, ROWID, DDLType, Row, TableSchema, Transaction
 
 Name = tuple[str, str]
 

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Callable, Optional
 
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer, consume_local
-
 from _ddl import History, Tables
+
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer, consume_local
 
 # (schema, table, row, column types of the table at the time) -> the row as this consumer writes it
 RowRewrite = Callable[[str, str, dict, Tables], dict]

@@ -4,9 +4,9 @@ second partition carries for a second DDL would. Everything else follows the rul
 The checkpoint check must report CONSUMER-DDL-1 (and, where applying twice changes rows, as an
 EXCHANGE PARTITION swapped back does, CONSUMER-CHECKPOINT-1).
 """
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
-
 from _common import run
+
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 
 class AppliesDDLTwice(LocalConsumer):

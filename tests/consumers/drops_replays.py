@@ -5,9 +5,9 @@ rows of one table that arrive after a later transaction of another.
 
 The checkpoint check must report the lost rows (CONSUMER-LOSS-1, CONSUMER-CHECKPOINT-1).
 """
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
-
 from _common import run
+
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 
 class DropsReplays(LocalConsumer):

@@ -2,9 +2,9 @@
 suite judges it on its final tables and says the checkpoint check was not possible."""
 import shutil
 
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
-
 from _common import run
+
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 
 class FinalOnly(LocalConsumer):

@@ -3,9 +3,9 @@
 It speaks the consumer protocol of docs/consumer-protocol.md, so the suite runs it exactly as it
 runs any consumer under test, and must report it as non-conformant.
 """
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
-
 from _common import run
+
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 
 class IgnoresDeletes(LocalConsumer):

@@ -9,9 +9,9 @@ only" (exit 4), and conformant (final state only) under `run --final-state-only`
 import json
 import shutil
 
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
-
 from _outsider import arguments, consume
+
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 
 class IgnoresWatermarks(LocalConsumer):

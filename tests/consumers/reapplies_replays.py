@@ -4,9 +4,9 @@ still look right (a re-sent upsert writes the same image); the applied log shows
 
 The checkpoint check must report CONSUMER-DEDUP-1.
 """
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
-
 from _common import run
+
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 
 
 class ReappliesReplays(LocalConsumer):

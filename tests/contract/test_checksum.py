@@ -13,27 +13,34 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import SHARED
+from tests.helpers import kafka_record
 from ticdc_conformance.cli import main
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.common.compression import codec_option, decompress
 from ticdc_conformance.protocols.simple import SimpleDecoder
 from ticdc_conformance.protocols.simple.message import KIND_OF as _KIND_OF
-from ticdc_contract.checksum import (KINDS, TIDB_CHECKSUM_VERSION, RowChecksum, change_checksum, kind_of,
-                                       row_checksum, timestamp_in_utc, value_bytes)
-from ticdc_contract.record import KafkaRecord
+from ticdc_contract.checksum import (
+    KINDS,
+    TIDB_CHECKSUM_VERSION,
+    RowChecksum,
+    change_checksum,
+    kind_of,
+    row_checksum,
+    timestamp_in_utc,
+    value_bytes,
+)
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import iter_record_files
+from ticdc_contract.schema_json import table_from_json
+from ticdc_contract.tidb_types import TiDBType, int_type, varchar
+from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 from ticdc_generators.protocols.simple.encoder import SimpleEncoder, SimpleEncoderConfig
 from ticdc_generators.protocols.simple.message import json_dml
-from ticdc_contract.schema_json import table_from_json
 from ticdc_generators.sink.events import BootstrapEvent, RowEvent
-from ticdc_contract.record_files import iter_record_files
-from ticdc_contract.tidb_types import TiDBType, int_type, varchar
-from ticdc_contract.type_catalogue import all_types_matrix
-
-from tests.conftest import SHARED
-from tests.helpers import kafka_record
 
 INTEGRATION_TESTS = SHARED / "reference/ticdc/tests/integration_tests"
 KAFKA_SIMPLE_BASIC = INTEGRATION_TESTS / "kafka_simple_basic/conf/changefeed.toml"

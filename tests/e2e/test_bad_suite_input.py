@@ -12,11 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import CLI
 from ticdc_conformance.cli import main
 from ticdc_generators.sink import changefeed as cf
 from ticdc_generators.sink.config import ENUMERATIONS, SinkConfig
-
-from tests.conftest import CLI
 
 BASE = SinkConfig(protocol="canal-json")
 FIELD_TYPES = typing.get_type_hints(SinkConfig)

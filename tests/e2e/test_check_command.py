@@ -7,10 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.errors import CaseError
 from ticdc_conformance.runner import check_outputs, run_encoding
-
-from tests.conftest import CLI, ROOT
 
 IGNORES_DELETES = ROOT / "tests" / "consumers" / "ignores_deletes.py"
 FINAL_ONLY = ROOT / "tests" / "consumers" / "final_only.py"

@@ -10,13 +10,12 @@ from collections import Counter
 
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.checks.checkpoints import CheckpointCheck, _States, check_checkpoints
 from ticdc_conformance.checks.differential import check_final_state, load_truth_tables
 from ticdc_conformance.checks.locate import decoded_events, decoded_rows, locate_findings, record_coordinates
 from ticdc_conformance.checks.selection import consumer_table, selectors
 from ticdc_conformance.runner import run_encoding
-
-from tests.conftest import CLI, ROOT
 
 
 def consumer(name: str) -> str:

@@ -26,7 +26,7 @@ HOMES = {
     "bench": "ticdc_conformance.bench.command",
     "rules": "ticdc_conformance.rules.command",
     "lint": "ticdc_conformance.lint.command",
-    "kafka": "ticdc_conformance.transport.commands",
+    "kafka": "ticdc_conformance.kafka_command",
 }
 
 

@@ -5,11 +5,10 @@ import subprocess
 
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.checks.differential import check_final_state
 from ticdc_generators.pipeline import encoding_names
 from ticdc_generators.scenarios.smoke import customers_table, orders_table
-
-from tests.conftest import CLI, ROOT
 
 # Modelled on TiCDC's column_selector integration test: a table-specific selector first, then a
 # wider one (which must not match the first table, since TiCDC verifies every matching selector).

@@ -12,10 +12,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.consumers.adapters.program import Interrupted, consumer_argv, signals_interrupt
 from ticdc_conformance.runner import run_encoding
-
-from tests.conftest import CLI, ROOT
 
 # A consumer that starts a grandchild, writes both pids, says something on stdout and stderr, then
 # waits far longer than any test.

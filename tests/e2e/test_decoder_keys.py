@@ -18,17 +18,16 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.conftest import CLI, ROOT, SHARED
 from ticdc_conformance.checks.differential import check_final_state
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.keys import carried_key
 from ticdc_conformance.protocols.open_protocol.values import decode_columns
 from ticdc_conformance.protocols.simple.wire.table import table_from_wire
-from ticdc_generators.pipeline import encoding_names
-from ticdc_contract.schema_json import table_from_json
 from ticdc_contract.record_files import iter_record_files
-
-from tests.conftest import CLI, ROOT, SHARED
+from ticdc_contract.schema_json import table_from_json
+from ticdc_generators.pipeline import encoding_names
 
 REFERENCE = SHARED / "reference/ticdc/tests/integration_tests/debezium_basic"
 TABLE = "keys.int_handle"

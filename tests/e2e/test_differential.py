@@ -12,12 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_conformance import cross_encoding
-from ticdc_conformance.cross_encoding import CrossCheck, check_encodings_agree
-from ticdc_conformance.checks.locate import decoded_rows
-from ticdc_generators.pipeline import encoding_names
-
 from tests.conftest import CLI, ROOT
+from ticdc_conformance import cross_encoding
+from ticdc_conformance.checks.locate import decoded_rows
+from ticdc_conformance.cross_encoding import CrossCheck, check_encodings_agree
+from ticdc_generators.pipeline import encoding_names
 
 SCENARIOS = ["smoke", "types", "keys", "ddl-evolution", "multi-table", "wide-rows", "replays"]
 

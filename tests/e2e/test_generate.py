@@ -5,11 +5,10 @@ import subprocess
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_contract.record import RECORD_SCHEMA
-from ticdc_generators.pipeline import config_for, encoding_names, generate
-from ticdc_contract.record_files import iter_record_files
-
 from tests.conftest import CLI
+from ticdc_contract.record import RECORD_SCHEMA
+from ticdc_contract.record_files import iter_record_files
+from ticdc_generators.pipeline import config_for, encoding_names, generate
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +83,16 @@ def test_cli_generate_each_protocol_spelling(tmp_path):
 
 @pytest.mark.spark
 def test_spark_reads_record_files_with_the_kafka_source_schema(generated, spark):
-    from pyspark.sql.types import (ArrayType, BinaryType, IntegerType, LongType, StringType, StructField,
-                                   StructType, TimestampType)
+    from pyspark.sql.types import (
+        ArrayType,
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
     # The schema of Spark's Kafka source (spark-sql-kafka-0-10, with includeHeaders=true).
     kafka_source = StructType([
         StructField("key", BinaryType()), StructField("value", BinaryType()), StructField("topic", StringType()),

@@ -7,9 +7,8 @@ import subprocess
 import orjson
 import pytest
 
-from ticdc_conformance.golden import corpus as g
-
 from tests.conftest import CLI, ROOT
+from ticdc_conformance.golden import corpus as g
 
 SMOKE = [c.path for c in g.cases() if c.scenario == "smoke"]
 

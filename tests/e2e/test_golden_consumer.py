@@ -10,11 +10,10 @@ import shutil
 import orjson
 import pytest
 
+from tests.conftest import ROOT
+from ticdc_conformance.consumers.sequential.consumer import consume_local
 from ticdc_conformance.golden.corpus import iter_case_dirs
 from ticdc_conformance.golden.verify import verify_output, write_record_files
-from ticdc_conformance.consumers.sequential.consumer import consume_local
-
-from tests.conftest import ROOT
 
 GOLDEN = ROOT / "golden"
 ALL = [d.relative_to(GOLDEN).as_posix() for d in iter_case_dirs(GOLDEN)]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.golden import corpus as g
 
-from tests.conftest import CLI, ROOT
 from .test_golden import SMOKE, _copy
 
 ONE = SMOKE[:1]

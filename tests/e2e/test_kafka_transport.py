@@ -14,17 +14,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ticdc_contract.record import KafkaRecord
-from ticdc_generators.pipeline import config_for, encoding_names, generate
-from ticdc_contract.record_files import RecordFileWriter, iter_record_files
-
 from tests.conftest import CLI, ROOT
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import RecordFileWriter, iter_record_files
+from ticdc_generators.pipeline import config_for, encoding_names, generate
 
 pytest.importorskip("confluent_kafka")
 
 from ticdc_conformance.transport.broker import KafkaBroker, free_port  # noqa: E402
-from ticdc_conformance.transport.errors import (  # noqa: E402
-    BrokerError, KafkaUnavailable, PublishError, TransportError)
+from ticdc_conformance.transport.errors import BrokerError, KafkaUnavailable, PublishError, TransportError  # noqa: E402
 from ticdc_conformance.transport.kafka_io import cluster_metadata, kafka_records, publish  # noqa: E402
 from ticdc_conformance.transport.provision import provision_broker  # noqa: E402
 from ticdc_conformance.transport.spark_source import spark_source  # noqa: E402

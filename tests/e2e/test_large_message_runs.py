@@ -9,12 +9,10 @@ import subprocess
 
 import pytest
 
-from ticdc_contract.record_files import iter_record_files
-
-from ticdc_conformance.runner import run_encoding
-from ticdc_generators.pipeline import configure
-
 from tests.conftest import CLI, ROOT
+from ticdc_conformance.runner import run_encoding
+from ticdc_contract.record_files import iter_record_files
+from ticdc_generators.pipeline import configure
 
 LIMIT = 65536
 OPTIONS = {

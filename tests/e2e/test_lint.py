@@ -16,12 +16,12 @@ from click.testing import CliRunner
 import ticdc_conformance.transport
 from ticdc_conformance.cli import main
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.open_protocol import new_decoder
 from ticdc_conformance.lint import lint
 from ticdc_conformance.lint.settings import make_settings
+from ticdc_conformance.protocols.open_protocol import new_decoder
+from ticdc_contract.record_files import iter_record_files, records_to_table
 from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
-from ticdc_contract.record_files import iter_record_files, records_to_table
 from ticdc_generators.simulator import SinkSimulator
 
 SCENARIO_NAMES = sorted(SCENARIOS)

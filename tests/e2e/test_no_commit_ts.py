@@ -14,11 +14,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_generators.pipeline import configure
-from ticdc_generators.scenarios import SCENARIOS
 from ticdc_conformance.consumers.rules.ddl_semantics import RenameTable, effects_of
 from ticdc_conformance.consumers.sequential.consumer import LocalConsumer, consume_local
 from ticdc_conformance.runner import check_outputs, run_encoding
+from ticdc_generators.pipeline import configure
+from ticdc_generators.scenarios import SCENARIOS
 
 PROTOCOLS = ("canal-json", "debezium")
 # The matrix's seeds: 1-5 by default, so that CI stays within its time; TICDC_MATRIX_SEEDS=20 runs

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ticdc_generators.pipeline import encoding_names
-
 from tests.conftest import CLI, ROOT
+from ticdc_generators.pipeline import encoding_names
 
 CONSUMERS = ROOT / "tests" / "consumers"
 GOJSON = CONSUMERS / "go" / "gojson"

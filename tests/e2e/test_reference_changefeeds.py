@@ -15,12 +15,11 @@ import lz4.frame
 import orjson
 import pytest
 
+from tests.conftest import SHARED
 from ticdc_conformance.checks.locate import decoded_events
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.record_files import iter_record_files
 from ticdc_generators.pipeline import config_for, configure, encoding_names, generate
-
-from tests.conftest import SHARED
 
 REFERENCE = SHARED / "reference"
 TOMLS = sorted(REFERENCE.glob("*/tests/integration_tests/**/*.toml"))

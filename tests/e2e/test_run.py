@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.consumers.sequential.consumer import consume_local
 from ticdc_conformance.consumers.spark.job import consume
 from ticdc_conformance.errors import ConsumerError
@@ -19,10 +20,8 @@ from ticdc_conformance.findings.outcome import overall_exit
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE, run_encoding
-from ticdc_generators.pipeline import config_for, encoding_names, generate
 from ticdc_contract.record_files import iter_record_files
-
-from tests.conftest import CLI, ROOT
+from ticdc_generators.pipeline import config_for, encoding_names, generate
 
 BROKEN = f"{sys.executable} {ROOT / 'tests' / 'consumers' / 'ignores_deletes.py'}"
 

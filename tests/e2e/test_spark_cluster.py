@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.consumers.spark import job as spark_job
 from ticdc_generators.pipeline import config_for, generate
-
-from tests.conftest import CLI, ROOT
 
 START_TIMEOUT_S = 180
 WORKERS = 2

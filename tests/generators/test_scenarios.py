@@ -1,26 +1,23 @@
 """Named scenarios: deterministic per seed, accepted by the upstream model, and covering what they promise."""
 import resource
 import subprocess
-
 from typing import Any
 
 import orjson
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.checks.key_updates import delivered_changes
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.canonical import value_to_json
-
 from ticdc_contract.model import DDL, DDLType, Op, Transaction
+from ticdc_contract.state import replay
 from ticdc_generators.pipeline import config_for, encoding_names
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
 from ticdc_generators.simulator import SinkSimulator
-from ticdc_contract.state import replay
 from ticdc_generators.values import domain_for
-
-from tests.conftest import CLI, ROOT
 
 SMALL = ["smoke", "types", "keys", "ddl-evolution", "multi-table", "wide-rows"]
 

@@ -2,22 +2,29 @@
 edges per type, validation, defaults, determinism, TiDB's JSON print, SQL type spellings."""
 from __future__ import annotations
 
-import re
-
 import math
 import random
+import re
 
 import pytest
 from faker import Faker
-from hypothesis import find as hypothesis_find, settings
+from hypothesis import find as hypothesis_find
+from hypothesis import settings
 
-from ticdc_contract.tidb_types import TiDBType, decimal, varchar
-from ticdc_contract.type_catalogue import HARD_ENUM_MEMBERS, HARD_SET_MEMBERS, all_types_matrix, check_type
-from ticdc_contract.tidb_types import COLLATIONS, collation_info, type_charset, type_collation
 from ticdc_conformance.consumers.rules.sql_types import parse_sql_type
+from ticdc_contract.temporal import zone
+from ticdc_contract.tidb_types import (
+    COLLATIONS,
+    TiDBType,
+    collation_info,
+    decimal,
+    type_charset,
+    type_collation,
+    varchar,
+)
+from ticdc_contract.type_catalogue import HARD_ENUM_MEMBERS, HARD_SET_MEMBERS, all_types_matrix, check_type
 from ticdc_generators.values import SETTINGS, domain_for, jsondoc
 from ticdc_generators.values.numeric import F32_MAX, F32_MIN_SUBNORMAL, f32
-from ticdc_contract.temporal import zone
 
 MATRIX = all_types_matrix()
 ZONES = ("UTC", "America/New_York", "Australia/Lord_Howe", "Asia/Shanghai", "+05:30")

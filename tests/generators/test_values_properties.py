@@ -9,21 +9,21 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests.helpers import kafka_record
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.canonical import value_to_json
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, RowEvent
-from ticdc_contract.tidb_types import TiDBType
-from ticdc_contract.type_catalogue import all_types_matrix
 from ticdc_generators.values import domain_for, jsondoc
-
-from tests.helpers import kafka_record
 
 MATRIX = all_types_matrix()
 DRAWS = 2000

@@ -31,17 +31,18 @@ import cramjam
 import lz4.frame
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
-from ticdc_conformance.protocols.simple import SimpleDecoder
 from ticdc_conformance.protocols.common.claim_check import FOLDER, claim_check_options
 from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, TruthSnapshot
+from ticdc_conformance.protocols.simple import SimpleDecoder
 from ticdc_contract.record import KafkaRecord
-from ticdc_generators.pipeline import config_for, generate
 from ticdc_contract.record_files import iter_record_files
+from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.strategies.profiles import selected_profile
 
 TIME_LIMIT_S = 5.0

@@ -7,12 +7,12 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, Transaction
+from ticdc_contract.state import replay
+from ticdc_contract.tidb_types import int_type
 from ticdc_generators.pipeline import DEFAULT_MATRIX, config_for
 from ticdc_generators.protocols.debezium import EncodeFailure
 from ticdc_generators.simulator import SinkSimulator
-from ticdc_contract.state import replay
 from ticdc_generators.strategies import check_history, histories, table_specs, transactions
-from ticdc_contract.tidb_types import int_type
 from ticdc_generators.strategies.profiles import selected_profile
 from ticdc_generators.upstream import TxnBuilder, Upstream
 

@@ -4,14 +4,13 @@ import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-from ticdc_generators.strategies import (KeyShape, check_row, columns, table_schemas, table_specs, tidb_types,
-                                         values)
-from ticdc_generators.strategies.names import name_key
-from ticdc_generators.strategies.rows import rows
-from ticdc_generators.strategies.schemas import index_bytes, MAX_INDEX_KEY_BYTES
-from ticdc_generators.strategies.types import FAMILIES, is_key_type
 from ticdc_contract.model import ROWID
 from ticdc_contract.type_catalogue import check_type
+from ticdc_generators.strategies import KeyShape, check_row, columns, table_schemas, table_specs, tidb_types, values
+from ticdc_generators.strategies.names import name_key
+from ticdc_generators.strategies.rows import rows
+from ticdc_generators.strategies.schemas import MAX_INDEX_KEY_BYTES, index_bytes
+from ticdc_generators.strategies.types import FAMILIES, is_key_type
 from ticdc_generators.upstream import Upstream
 from ticdc_generators.values import domain_for
 

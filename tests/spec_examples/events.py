@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ticdc_conformance.consumers.rules.sql_types import parse_sql_type
 from ticdc_contract.canonical import value_from_json
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, SinkEvent, WatermarkEvent
-from ticdc_conformance.consumers.rules.sql_types import parse_sql_type
 
 
 class ExampleDataError(ValueError):

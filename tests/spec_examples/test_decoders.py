@@ -12,13 +12,12 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import kafka_record
 from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent
-
-from tests.helpers import kafka_record
 
 from .corpus import FILES, is_decodable, load, message_parts
 from .encode import encode

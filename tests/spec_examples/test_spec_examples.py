@@ -17,8 +17,16 @@ import re
 import pytest
 
 from tests.conftest import ROOT, SHARED
+
 from .compare import (
-    decode_legacy, differences, drop, leaves, parse_part, render_path, scalar_tokens, select,
+    decode_legacy,
+    differences,
+    drop,
+    leaves,
+    parse_part,
+    render_path,
+    scalar_tokens,
+    select,
 )
 from .corpus import FILES, LEVELS, load
 from .encode import encode

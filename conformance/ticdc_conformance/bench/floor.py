@@ -66,9 +66,9 @@ class OutOfOrder(Exception):
 def _counting_decoder(protocol: str, options: dict):
     def count(batches: Iterator) -> Iterator:
         import pyarrow as pa
-        from ticdc_contract.record_files import records_from_batch
 
         from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
+        from ticdc_contract.record_files import records_from_batch
 
         decoders = PartitionDecoders(protocol, options)
         last: dict[tuple[str, int], int] = {}

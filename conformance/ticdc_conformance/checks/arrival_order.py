@@ -33,14 +33,19 @@ from typing import Any, Iterator, Optional
 import orjson
 import pyarrow.parquet as pq
 
-from ticdc_contract.canonical import key_order_token
-from ticdc_contract.record import KafkaRecord
-from ticdc_contract.record_files import records_from_batch
-
-from ticdc_conformance.consumers.rules.ddl_semantics import DropSchema, NotUnderstood, RenameTable, effects_of, tables_touched
+from ticdc_conformance.consumers.rules.ddl_semantics import (
+    DropSchema,
+    NotUnderstood,
+    RenameTable,
+    effects_of,
+    tables_touched,
+)
 from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.findings.finding import Finding
+from ticdc_contract.canonical import key_order_token
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import records_from_batch
 
 PHYSICAL_SHIFT = 18  # a TSO is physical_ms << 18 | logical
 # Findings no order of events explains: output not in the documented form, a column the table never

@@ -21,9 +21,9 @@ from typing import Optional
 
 import orjson
 
+from ticdc_conformance.findings.finding import APPLIED_TWICE, Finding
 from ticdc_contract.model import TableSchema
 
-from ticdc_conformance.findings.finding import APPLIED_TWICE, Finding
 from .upstream_history import Gone, RowQuestions, TableFates, ddl_words
 
 FIRST_KEYS_NAMED = 3

@@ -12,9 +12,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
+from ticdc_conformance.findings.finding import Finding
+
 from .causes import ask, explain
 from .differential import load_truth_tables
-from ticdc_conformance.findings.finding import Finding
 from .selection import consumer_table, selectors
 from .upstream_history import RowQuestions, trace
 

@@ -30,22 +30,21 @@ from typing import Callable, Iterator, Optional
 
 import orjson
 
+from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
+from ticdc_conformance.findings.finding import Finding
+from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
 from ticdc_contract.schema_json import table_from_json
 from ticdc_contract.state import TableStates
 
-from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
-from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
-from ticdc_conformance.protocols.common.projection import project_truth_row
-
 from .differential import compare_table, extra_columns
 from .key_updates import delivered_changes
-from ticdc_conformance.findings.finding import Finding
-from .upstream_history import TableFates, history_events
 from .selection import consumer_table, selectors, unjudged_columns
+from .upstream_history import TableFates, history_events
 from .value_forms import StateForms
 
 Name = tuple[str, str]

@@ -14,16 +14,16 @@ from typing import Any, Optional
 
 import orjson
 
+from ticdc_conformance.consumers.output import final_file_name
+from ticdc_conformance.findings.finding import APPLIED_TWICE, Finding, row_diff
+from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from ticdc_contract.canonical import key_order_token
 from ticdc_contract.model import TableSchema
 from ticdc_contract.schema_json import table_from_json
 
-from ticdc_conformance.consumers.output import final_file_name
-from ticdc_conformance.protocols.common.projection import project_truth_row
-from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from .arrival_order import excuse_undecidable
 from .causes import ask, explain, foreign_table, is_surplus
-from ticdc_conformance.findings.finding import APPLIED_TWICE, Finding, row_diff
 from .selection import consumer_table, selectors, unjudged_columns
 from .upstream_history import RowQuestions, trace
 from .value_forms import normalise_rows

@@ -24,15 +24,14 @@ from typing import Any, Iterator, Optional
 
 import orjson
 
-from ticdc_contract.canonical import key_order_token
-
 from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.sequential.consumer import merged_records
+from ticdc_conformance.findings.finding import Finding
 from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_contract.canonical import key_order_token
 
 from .differential import load_truth_tables
-from ticdc_conformance.findings.finding import Finding
 from .selection import consumer_table, selectors, unjudged_columns
 
 MAX_COPIES_NAMED = 3

@@ -19,12 +19,11 @@ from typing import Iterator, Optional
 
 import orjson
 
+from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_contract.canonical import key_order_token, row_to_json
 from ticdc_contract.model import DDL, DDLType, Row, TableSchema, Transaction
 from ticdc_contract.state import TableStates
 from ticdc_contract.truth import read_history
-
-from ticdc_conformance.protocols.common.projection import project_truth_row
 
 from .selection import consumer_table, selectors
 

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable, Iterable, Optional
 
+from ticdc_conformance.protocols.common.wire import is_json_int
 from ticdc_contract.canonical import key_order_token, row_to_json, value_from_json
 from ticdc_contract.model import Column, TableSchema
 from ticdc_contract.tidb_types import TiDBType
 
 from ..protocols import protocol as protocol_spec
-from ticdc_conformance.protocols.common.wire import is_json_int
 
 NOT = object()  # not a spelling of the form asked for
 UNKNOWN = object()  # no upstream value under the row's key is known

@@ -19,15 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ticdc_generators.pipeline import DEFAULT_MATRIX
-from ticdc_generators.sink.config import SinkConfig
-from ticdc_contract.tidb_types import TiDBType
-from ticdc_contract.type_catalogue import all_types_matrix
-from ticdc_generators.values import SETTINGS, domain_for
-
-from ticdc_conformance.protocols import protocol
 from ticdc_conformance.checks import value_forms
 from ticdc_conformance.fidelity.roundtrip import canonical, same_value
+from ticdc_conformance.protocols import protocol
+from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.type_catalogue import all_types_matrix
+from ticdc_generators.pipeline import DEFAULT_MATRIX
+from ticdc_generators.sink.config import SinkConfig
+from ticdc_generators.values import SETTINGS, domain_for
 
 LEVELS = ("exact", "lossy", "absent")
 # Zones the edges are taken in: TIMESTAMP is printed in the upstream zone, and what is lost can

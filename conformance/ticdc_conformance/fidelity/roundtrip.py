@@ -12,16 +12,15 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+from ticdc_conformance.events import DecodedRow
+from ticdc_conformance.protocols import protocol
 from ticdc_contract.canonical import value_to_json
-from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import TiDBType
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, RowEvent
-from ticdc_contract.tidb_types import TiDBType
-
-from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols import protocol
 
 # A fixed commit ts (2026-01-01 in TSO form): the values, not the clock, are under test.
 BASE_TS = 1_767_225_600_000 << 18

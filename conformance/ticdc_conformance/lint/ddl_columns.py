@@ -19,10 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ticdc_contract.tidb_types import TiDBType
-from ticdc_contract.tidb_types import charset_info, collation_info
-
 from ticdc_conformance.consumers.rules.ddl_sql import Cursor, DDLSyntaxError, Tok, column_def
+from ticdc_contract.tidb_types import TiDBType, charset_info, collation_info
 
 # Items of CREATE TABLE's list and ADD specifications that define no column.
 _NOT_COLUMN = ("PRIMARY", "KEY", "INDEX", "UNIQUE", "CONSTRAINT", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL",

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from ticdc_conformance.protocols.common.claim_check import claim_check_options
+from ticdc_contract import protocols as protocol_names
 from ticdc_contract.table_filter import TableFilter
 
-from ticdc_conformance.protocols.common.claim_check import claim_check_options
 from .seen import DEFAULT_CAPACITY, DEFAULT_HORIZON
 
-PROTOCOLS = ("open-protocol", "canal-json", "debezium", "simple")
+PROTOCOLS = protocol_names.PROTOCOLS
 # spec 004, WATERMARK: "目前的周期为 1 秒钟" (the period is currently 1 second); a generated run's manifest
 # names the simulator's period (`generator.watermark_interval_ms`).
 DEFAULT_WATERMARK_INTERVAL_MS = 1000

@@ -22,8 +22,7 @@ from ..rules import checks_rules
 from .broadcast import TopicBroadcasts
 from .findings import Findings
 from .identity import ddl_identity, digest, row_identity, row_key, watermark_identity
-from .profile import (BROADCAST_RULES, DISPATCH_RULES, ORDER_RULES, REPLAY_RULE, WATERMARK_RULES,
-                      stream_rules)
+from .profile import BROADCAST_RULES, DISPATCH_RULES, ORDER_RULES, REPLAY_RULE, WATERMARK_RULES, stream_rules
 from .seen import SeenWindow
 from .settings import LintSettings
 

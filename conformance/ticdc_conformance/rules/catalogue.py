@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from ticdc_contract import protocols as protocol_names
+
 LEVELS = ("required", "recommended")
 # What a rule is about: a single message's bytes (encoding), the order and placement of records
 # across a stream (stream), or what a consumer has to do with them (consumer).
 APPLIES_TO = ("encoding", "stream", "consumer")
 # The encodings of the default matrix (ticdc_generators.pipeline.encoding_names); spelled out here so
 # the catalogue loads without the generators.
-ENCODINGS = ("open-protocol", "canal-json", "debezium", "simple-json", "simple-avro")
+ENCODINGS = protocol_names.ENCODINGS
 # Which encodings a prefix may name: a protocol's own prefix stays within it; CONSUMER and KAFKA
 # rules are the cross-protocol consumer and delivery rules.
 PREFIX_ENCODINGS = {

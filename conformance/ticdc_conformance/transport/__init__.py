@@ -5,7 +5,6 @@
 - provision.py: the suite's broker: testcontainers' Kafka where a Docker engine answers, else the local one;
 - kafka_io.py: publish record files to a cluster exactly, and read topics back (kafka_records);
 - spark_source.py: Spark's own Kafka source for the same topics (spark_source);
-- commands.py: `ticdc-conformance kafka …`.
 
 Record files (the embedded default) and a topic hold the same columns, so every consumer reads
 either. See docs/kafka.md.

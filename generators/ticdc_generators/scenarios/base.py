@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from ticdc_contract.model import DDL, Transaction
+
 from ..sink.config import DispatchRule
 
 

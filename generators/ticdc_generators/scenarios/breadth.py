@@ -11,6 +11,7 @@ from typing import Iterator, Optional
 from ticdc_contract.model import DDL, Column, Index, Partition, Partitioning, Transaction
 from ticdc_contract.tidb_types import TiDBType, datetime, decimal, int_type, varchar
 from ticdc_contract.type_catalogue import all_types_matrix
+
 from ..upstream import Rejected, TxnBuilder, Upstream
 from .base import Scenario
 from .workload import Workload, seeded_faker

@@ -12,6 +12,7 @@ from typing import Iterator, Optional
 
 from ticdc_contract.model import DDL, Column, Index, Transaction
 from ticdc_contract.tidb_types import TiDBType, datetime, decimal, int_type, varchar
+
 from ..upstream import TxnBuilder, Upstream
 from .base import Scenario
 

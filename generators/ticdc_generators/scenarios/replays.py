@@ -18,6 +18,7 @@ from typing import Iterator, Optional
 
 from ticdc_contract.model import DDL, Column, Index, Partition, Partitioning, Transaction
 from ticdc_contract.tidb_types import TiDBType, datetime, decimal, int_type, varchar
+
 from ..upstream import Upstream
 from .base import Scenario
 from .workload import Workload, seeded_faker

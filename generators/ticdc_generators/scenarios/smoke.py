@@ -16,8 +16,9 @@ from typing import Iterator
 from faker import Faker
 
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
-from ticdc_contract.tso import TSOClock
 from ticdc_contract.tidb_types import TiDBType, datetime, decimal, int_type, varchar
+from ticdc_contract.tso import TSOClock
+
 from .base import Scenario
 
 SCHEMA = "smoke"

@@ -13,6 +13,7 @@ from typing import Any, Optional
 from faker import Faker
 
 from ticdc_contract.model import ROWID, Row, TableSchema, Transaction
+
 from ..upstream import Rejected, TxnBuilder, Upstream
 from ..values import domain_for
 

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qsl, urlparse
 
+from ticdc_contract.table_filter import FilterRuleError, TableFilter
+
 from .config import PARTITION_DISPATCHERS, ColumnSelector, DispatchRule, SinkConfig
 from .option_types import OptionTypeError, checked_toml_value, go_bool, parsed_uri_value
-from ticdc_contract.table_filter import FilterRuleError, TableFilter
 
 NO_EFFECT = "no effect on Kafka output"
 NOT_SIMULATED = "not simulated"

@@ -9,14 +9,15 @@ library implements this particular combination.
 """
 from __future__ import annotations
 
-from decimal import Decimal
 import zlib
+from decimal import Decimal
 from typing import Any, Optional
 
-from ..errors import ChangefeedFailure
 from ticdc_contract.model import Row, TableSchema
-from .config import DispatchRule, SinkConfig
 from ticdc_contract.table_filter import TableFilter
+
+from ..errors import ChangefeedFailure
+from .config import DispatchRule, SinkConfig
 
 
 class DispatchFailure(ChangefeedFailure, ValueError):

@@ -21,8 +21,21 @@ from .histories import histories, transactions
 from .ops import DDL_KINDS, STATEMENT_KINDS, Driver
 from .rows import rows, values
 from .schemas import ALL_SHAPES, KeyShape, TableSpec, columns, table_schemas, table_specs
-from .types import (binary_types, bit_types, decimal_types, enum_types, float_types, integer_types, json_types,
-                    key_types, set_types, string_types, temporal_types, tidb_types, year_types)
+from .types import (
+                    binary_types,
+                    bit_types,
+                    decimal_types,
+                    enum_types,
+                    float_types,
+                    integer_types,
+                    json_types,
+                    key_types,
+                    set_types,
+                    string_types,
+                    temporal_types,
+                    tidb_types,
+                    year_types,
+)
 
 __all__ = [
     "ALL_SHAPES", "DDL_KINDS", "Driver", "HistoryError", "KeyShape", "STATEMENT_KINDS", "TableSpec",

@@ -23,6 +23,7 @@ from typing import Iterable
 
 from ticdc_contract.model import DDL, ROWID, DDLType, HistoryEvent, Op, Row, TableSchema, Transaction
 from ticdc_contract.state import TableStates
+
 from .rows import is_valid, key_form
 
 MULTI_TABLE_KINDS = (DDLType.CREATE_TABLE, DDLType.RENAME_TABLE)

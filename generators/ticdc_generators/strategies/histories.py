@@ -17,6 +17,7 @@ from hypothesis.control import reject
 from hypothesis.strategies import SearchStrategy
 
 from ticdc_contract.model import HistoryEvent, Transaction
+
 from ..upstream import Upstream
 from .ops import DDL_KINDS, DEFAULT_START_MS, Driver
 from .schemas import ALL_SHAPES, KeyShape

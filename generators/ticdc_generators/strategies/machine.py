@@ -30,6 +30,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from ticdc_contract.model import DDL, ROWID, DDLType, HistoryEvent, Partitioning, Row, TableSchema, Transaction
 from ticdc_contract.state import TableStates, replay
+
 from ..upstream import Upstream
 from .checks import MULTI_TABLE_KINDS, check_row
 from .ops import DEFAULT_START_MS, Driver

@@ -20,13 +20,22 @@ from typing import Any, Callable, Optional, Sequence
 from hypothesis import strategies as st
 
 from ticdc_contract.model import ROWID, Column, HistoryEvent, Index, Row, TableSchema
-from ticdc_contract.tidb_types import INTEGER_TYPES, TiDBType
+from ticdc_contract.tidb_types import INTEGER_TYPES, TiDBType, charset_info
 from ticdc_contract.type_catalogue import DECIMAL_MAX_PRECISION
-from ticdc_contract.tidb_types import charset_info
+
 from ..upstream import Rejected, TxnBuilder, Upstream
 from .names import fresh_name
 from .rows import default_values, draw_values, key_form
-from .schemas import ALL_SHAPES, KeyShape, TableSpec, draw_column, draw_table_spec, index_bytes, indexable, takes_literal_default
+from .schemas import (
+    ALL_SHAPES,
+    KeyShape,
+    TableSpec,
+    draw_column,
+    draw_table_spec,
+    index_bytes,
+    indexable,
+    takes_literal_default,
+)
 from .types import is_key_type, tidb_types
 
 Draw = Callable[[Any], Any]

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from ticdc_contract.model import Column, Row, TableSchema
-from ticdc_contract.tidb_types import TiDBType
-from ticdc_contract.tidb_types import type_collation
+from ticdc_contract.tidb_types import TiDBType, type_collation
 
 
 @lru_cache(maxsize=4096)

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from ticdc_contract.model import DDL, Column, Index, Partition, Partitioning, TableSchema
-from ticdc_contract.tidb_types import TiDBType
-from ticdc_contract.tidb_types import charset_info
+from ticdc_contract.tidb_types import TiDBType, charset_info
+
 from .names import fresh_name, identifiers, name_key
 from .rows import default_values
 from .types import integer_types, is_key_type, key_types, tidb_types

@@ -14,9 +14,16 @@ from typing import Iterable, Optional
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from ticdc_contract.tidb_types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
+from ticdc_contract.tidb_types import (
+    BINARY_TYPES,
+    COLLATIONS,
+    INTEGER_TYPES,
+    STRING_TYPES,
+    TiDBType,
+    charset_info,
+    type_collation,
+)
 from ticdc_contract.type_catalogue import DECIMAL_MAX_PRECISION, DECIMAL_MAX_SCALE, MAX_FSP, SET_MAX_MEMBERS, check_type
-from ticdc_contract.tidb_types import COLLATIONS, charset_info, type_collation
 
 # Integer bases in the order they shrink to: INT is the plainest.
 _INTEGERS = ("int", "tinyint", "smallint", "mediumint", "bigint")

@@ -14,10 +14,22 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
-from ticdc_contract.model import (DDL, Column, DDLType, Index, Partition, Partitioning, Row, RowChange, TableSchema,
-                     Transaction, sql_literal)
+from ticdc_contract.model import (
+    DDL,
+    Column,
+    DDLType,
+    Index,
+    Partition,
+    Partitioning,
+    Row,
+    RowChange,
+    TableSchema,
+    Transaction,
+    sql_literal,
+)
 from ticdc_contract.state import TableStates
 from ticdc_contract.tso import TSOClock
+
 from .txn import TxnBuilder
 
 Name = tuple[str, str]

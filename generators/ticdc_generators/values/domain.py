@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from ticdc_contract.tidb_types import TiDBType
+
 from .fakers import Fakers
 from .gen import Gen
 

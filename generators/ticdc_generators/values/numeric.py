@@ -6,6 +6,7 @@ import re
 import struct
 
 from ticdc_contract.tidb_types import TiDBType
+
 from . import gen as g
 from .domain import Edge, Family
 

@@ -12,9 +12,9 @@ from typing import Callable, Optional
 
 from hypothesis import strategies as st
 
-from ticdc_contract.tidb_types import TiDBType
+from ticdc_contract.tidb_types import Charset, TiDBType, type_charset
 from ticdc_contract.type_catalogue import BLOB_BYTE_LIMITS, TXN_ENTRY_SIZE_LIMIT
-from ticdc_contract.tidb_types import Charset, type_charset
+
 from . import gen as g
 from .domain import Edge, Family
 

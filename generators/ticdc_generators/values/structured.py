@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.type_catalogue import TXN_ENTRY_SIZE_LIMIT
+
 from . import gen as g
 from . import jsondoc
 from .domain import Edge, Family

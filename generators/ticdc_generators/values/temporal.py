@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 
-from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.temporal import (
     DAY_2000,
     DAY_MAX,
@@ -31,6 +30,8 @@ from ticdc_contract.temporal import (
     max_fraction,
     zone,
 )
+from ticdc_contract.tidb_types import TiDBType
+
 from . import gen as g
 from .domain import Edge, Family
 

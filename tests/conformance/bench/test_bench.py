@@ -9,18 +9,17 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_conformance.bench import inputs as bench_inputs
-from ticdc_conformance.bench.decode import _frames, bare_parser, measure_decode, record_batches
-from ticdc_conformance.bench.inputs import cache_key, cached_inputs, variant_config, variant_names
 from ticdc_conformance.bench.consume import ConsumeFigures, judge
+from ticdc_conformance.bench.decode import _frames, bare_parser, measure_decode, record_batches
 from ticdc_conformance.bench.floor import FloorFigures, OutOfOrder, _counting_decoder
+from ticdc_conformance.bench.inputs import cache_key, cached_inputs, variant_config, variant_names
+from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler, _role
 from ticdc_conformance.consumers.rules.decode_stage import decode_records
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
-from ticdc_contract.record_files import iter_record_files, records_to_table
-from ticdc_conformance.bench.sampling import TreeFigures, TreeSampler, _role
 from ticdc_conformance.protocols.open_protocol.wire import split_frames
-
-from tests.conftest import CLI, ROOT
+from ticdc_contract.record_files import iter_record_files, records_to_table
 
 EVENTS = 300
 

@@ -18,25 +18,28 @@ from zoneinfo import ZoneInfo
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ticdc_conformance.checks.checkpoints import check_checkpoints
 from ticdc_conformance.checks.differential import check_final_state, load_truth_tables
+from ticdc_conformance.checks.value_forms import UNKNOWN, column_forms
+from ticdc_conformance.consumers.output import final_file_name
+from ticdc_conformance.consumers.sequential.consumer import consume_local
 from ticdc_conformance.fidelity.matrix import COLUMNS, column, edge_values
 from ticdc_conformance.fidelity.roundtrip import canonical
-from ticdc_conformance.checks.value_forms import UNKNOWN, column_forms
-from ticdc_conformance.consumers.sequential.consumer import consume_local
-from ticdc_conformance.consumers.output import final_file_name
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.debezium import temporal
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import Column, TableSchema
-from ticdc_generators.pipeline import generate
-from ticdc_generators.protocols.golang.json_text import ENCODING_JSON, dumps as go_dumps
-from ticdc_generators.scenarios import get_scenario
 from ticdc_contract.state import replay
-from ticdc_contract.tidb_types import TiDBType, datetime as datetime_type, decimal
+from ticdc_contract.tidb_types import TiDBType, decimal
+from ticdc_contract.tidb_types import datetime as datetime_type
 from ticdc_contract.type_catalogue import all_types_matrix
+from ticdc_generators.pipeline import generate
+from ticdc_generators.protocols.golang.json_text import ENCODING_JSON
+from ticdc_generators.protocols.golang.json_text import dumps as go_dumps
+from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.values import domain_for
 
 ZONE = "America/New_York"  # behind UTC: a TIMESTAMP's wall clock differs from UTC's

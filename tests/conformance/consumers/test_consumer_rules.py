@@ -11,18 +11,17 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
+from tests.helpers import message_record
 from ticdc_conformance.consumers.rules.ddl_semantics import DDLPlan, DDLRecord, PartitionsUnknown, effects_of
-from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 from ticdc_conformance.consumers.rules.tables import ConsumerTables
-from ticdc_contract.record import KafkaRecord
+from ticdc_conformance.consumers.sequential.consumer import LocalConsumer
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import int_type, varchar
+from ticdc_contract.tso import compose
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
-from ticdc_contract.tso import compose
-from ticdc_contract.tidb_types import int_type, varchar
-
-from tests.helpers import message_record
 
 TOPIC = "t"
 T = TableSchema("s", "t", 100, (Column("id", int_type(), nullable=False), Column("v", varchar(8))),

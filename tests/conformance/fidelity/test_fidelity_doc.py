@@ -1,6 +1,5 @@
-from ticdc_conformance.fidelity.doc import render
-
 from tests.conftest import ROOT
+from ticdc_conformance.fidelity.doc import render
 
 
 def test_published_fidelity_matrix_is_current():

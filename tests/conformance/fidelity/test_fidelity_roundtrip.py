@@ -15,14 +15,22 @@ import subprocess
 
 import pytest
 
-from ticdc_conformance.fidelity.matrix import (COLUMNS, LEVELS, UNPUBLISHED, MatrixColumn, describe, edge_values,
-                                               matrix, type_label, zones_for)
+from tests.conftest import CLI, ROOT
+from ticdc_conformance.fidelity.matrix import (
+    COLUMNS,
+    LEVELS,
+    UNPUBLISHED,
+    MatrixColumn,
+    describe,
+    edge_values,
+    matrix,
+    type_label,
+    zones_for,
+)
 from ticdc_conformance.fidelity.roundtrip import ABSENT, canonical, round_trip, same_value
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.type_catalogue import all_types_matrix
-
-from tests.conftest import CLI, ROOT
 
 TYPES = all_types_matrix()
 

@@ -9,16 +9,20 @@ import sys
 
 import pytest
 
-from ticdc_conformance.checks.differential import check_final_state
-from ticdc_conformance.findings.finding import Finding, RunContext, row_diff, rule_quote
+from tests.conftest import ROOT
 from ticdc_conformance.checks.checkpoints import CheckpointVerdict
-from ticdc_conformance.checks.locate import (MAX_COPIES_NAMED, decoded_events, decoded_rows, locate_findings,
-                                             record_coordinates)
+from ticdc_conformance.checks.differential import check_final_state
+from ticdc_conformance.checks.locate import (
+    MAX_COPIES_NAMED,
+    decoded_events,
+    decoded_rows,
+    locate_findings,
+    record_coordinates,
+)
+from ticdc_conformance.findings.finding import Finding, RunContext, row_diff, rule_quote
 from ticdc_conformance.rules import default_catalogue
 from ticdc_conformance.runner import EncodingResult, run_encoding
 from ticdc_generators.pipeline import config_for
-
-from tests.conftest import ROOT
 
 
 def consumer(name: str) -> str:

@@ -18,17 +18,25 @@ import pyarrow.parquet as pq
 import pytest
 
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_conformance.lint import (INFO, Findings, LintInputError, RecordFiles, SettingsError, in_offset_order,
-                                    lint, load_settings)
+from ticdc_conformance.lint import (
+    INFO,
+    Findings,
+    LintInputError,
+    RecordFiles,
+    SettingsError,
+    in_offset_order,
+    lint,
+    load_settings,
+)
 from ticdc_conformance.lint.command import parse_sink_options
 from ticdc_conformance.lint.seen import SeenWindow
 from ticdc_conformance.lint.settings import make_settings
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.open_protocol.wire import read_events
 from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import records_to_table
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
-from ticdc_contract.record_files import records_to_table
 from ticdc_generators.simulator import SinkSimulator
 
 # Open Protocol with one event per message, so a record is one event to move or corrupt.

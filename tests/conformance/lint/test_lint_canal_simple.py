@@ -13,6 +13,7 @@ from typing import Callable
 import orjson
 import pytest
 
+from tests.conformance.consumers.test_consumer_rules import Topic, feed, insert, rows, ts, update, wm
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.lint import lint
@@ -20,7 +21,6 @@ from ticdc_conformance.lint.settings import make_settings
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.record import KafkaRecord
 
-from tests.conformance.consumers.test_consumer_rules import Topic, feed, insert, rows, ts, update, wm
 from .test_lint import simulate
 
 Coordinates = tuple[str, str, int, int]

@@ -14,16 +14,15 @@ from dataclasses import replace
 
 import pytest
 
+from tests.helpers import message_record
 from ticdc_conformance.lint import lint
 from ticdc_conformance.lint.ddl_columns import stated_columns
-from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import DDL, Column, DDLType, Index, TableSchema
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import TiDBType
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.sink.events import DDLEvent
-from ticdc_contract.tidb_types import TiDBType
-
-from tests.helpers import message_record
 
 from .test_lint import simulate
 

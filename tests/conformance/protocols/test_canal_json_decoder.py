@@ -14,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
+from tests.spec_examples.corpus import spec_message
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
@@ -25,9 +27,6 @@ from ticdc_conformance.protocols.canal_json import (
 )
 from ticdc_contract.canonical import value_to_json
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
-
-from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
-from tests.spec_examples.corpus import spec_message
 
 TOPIC, PARTITION, OFFSET = "canal-topic", 2, 41
 EXT = {"enable-tidb-extension": True}

@@ -8,20 +8,18 @@ import re
 from types import SimpleNamespace
 
 import msgspec
-
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_conformance.protocols.canal_json import new_decoder
-from ticdc_conformance.protocols.canal_json.java_type import SQL_TYPE_CODES, expected_sql_type
-from ticdc_conformance.protocols.canal_json.mysql_type import parse_mysql_type
 from ticdc_conformance.protocols.canal_json._fast import rowcode
 from ticdc_conformance.protocols.canal_json._fast.rowcode import event_reader
-from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
+from ticdc_conformance.protocols.canal_json.java_type import SQL_TYPE_CODES, expected_sql_type
+from ticdc_conformance.protocols.canal_json.mysql_type import parse_mysql_type
 from ticdc_conformance.protocols.canal_json.values import decode_value, plain_form
-from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO, Malformed
 from ticdc_contract.tidb_types import blob, datetime, decimal, int_type, varchar
 
 from .test_canal_json_decoder import COMMIT_TS, EXT, record, ticdc_message

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ticdc_conformance.protocols.canal_json import new_decoder
-from ticdc_conformance.protocols.canal_json.mysql_type import parse_mysql_type
 from ticdc_conformance.protocols.canal_json._fast.plans import PlanCache
-from ticdc_conformance.protocols.canal_json.values import plain_form, value_reader
 from ticdc_conformance.protocols.canal_json._fast.structs import descriptions
+from ticdc_conformance.protocols.canal_json.mysql_type import parse_mysql_type
+from ticdc_conformance.protocols.canal_json.values import plain_form, value_reader
 from ticdc_conformance.protocols.common.wire import Malformed
 
 from .test_canal_json_decoder import EXT, record

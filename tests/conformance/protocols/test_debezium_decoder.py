@@ -14,14 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import SHARED
+from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.debezium import describe_fidelity, new_decoder, project_value
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, datetime, decimal, int_type, varchar
-
-from tests.conftest import SHARED
-from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
 
 REF = (SHARED / "reference/ticdc/pkg/sink/codec/debezium/testdata")
 NO_SCHEMA = {"debezium-disable-schema": True}
@@ -206,8 +205,8 @@ def test_reference_record_with_tidb_extension_restores_unsigned_and_checks_base6
 
 def test_reference_schema_is_what_the_projection_assumes():
     """wire.field_spec mirrors TiCDC's schema writer; the real schema must agree with it."""
-    from ticdc_conformance.protocols.debezium.options import parse_options
     from ticdc_conformance.protocols.debezium.encoding import field_spec
+    from ticdc_conformance.protocols.debezium.options import parse_options
 
     value, _ = reference()
     after = {f["field"]: f for f in value["schema"]["fields"][1]["fields"]}

@@ -13,21 +13,19 @@ import msgspec
 import orjson
 import pytest
 
+from tests.helpers import decode_outcome, exact_events, kafka_record
 from ticdc_conformance.fidelity.matrix import MatrixColumn, edge_values
-from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.debezium import new_decoder
+from ticdc_conformance.protocols.debezium._fast.plans import MAX_PLANS, PlanCache
 from ticdc_conformance.protocols.debezium.columns import StructCache
 from ticdc_conformance.protocols.debezium.options import parse_options
-from ticdc_conformance.protocols.debezium._fast.plans import MAX_PLANS, PlanCache
-from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import Column, Index, Op, RowChange, TableSchema
-from ticdc_generators.protocols import encoder_module
-from ticdc_generators.sink.events import RowEvent
+from ticdc_contract.record import KafkaRecord
 from ticdc_contract.tidb_types import TiDBType, int_type, varchar
 from ticdc_contract.type_catalogue import all_types_matrix
-
-from tests.helpers import decode_outcome, exact_events, kafka_record
+from ticdc_generators.protocols import encoder_module
+from ticdc_generators.sink.events import RowEvent
 
 BASE_TS = 1_767_225_600_000 << 18
 TOPIC = "fast"

@@ -29,6 +29,7 @@ import lz4.frame
 import orjson
 import pytest
 
+from tests.helpers import assert_decode_error, kafka_record
 from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.consumers.sequential.consumer import merged_records
 from ticdc_conformance.errors import DecodeError
@@ -36,13 +37,11 @@ from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.claim_check import ClaimCheckStore, claim_check_options
 from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, SnapshotUnavailable, TruthSnapshot
-from ticdc_contract.record import KafkaRecord
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.record import KafkaRecord
 from ticdc_contract.schema_json import table_from_json
-from ticdc_contract.truth import TruthWriter
 from ticdc_contract.tidb_types import TiDBType
-
-from tests.helpers import assert_decode_error, kafka_record
+from ticdc_contract.truth import TruthWriter
 
 from .test_simple_decoder import SPEC_COLUMNS, SPEC_DELETE, SPEC_INDEXES, SPEC_INSERT, SPEC_UPDATE, avro_bytes
 

@@ -13,6 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import SHARED
+from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
+from tests.spec_examples.corpus import spec_message
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
@@ -26,10 +29,6 @@ from ticdc_conformance.protocols.open_protocol.goquote import go_unquote
 from ticdc_contract.canonical import value_to_json
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
-
-from tests.conftest import SHARED
-from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
-from tests.spec_examples.corpus import spec_message
 
 REFERENCE = (SHARED / "reference/tiflow/examples/java/src/test/resources/data")
 TOPIC, PARTITION, OFFSET = "op-topic", 2, 41

@@ -15,6 +15,7 @@ from typing import Any, Optional
 import orjson
 import pytest
 
+from tests.helpers import assert_fast_matches_reference, exact_events, kafka_record
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedWatermark
 from ticdc_conformance.protocols.open_protocol import new_decoder
@@ -24,8 +25,6 @@ from ticdc_contract.record import KafkaRecord
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.simulator import SinkSimulator
-
-from tests.helpers import assert_fast_matches_reference, exact_events, kafka_record
 
 from .test_open_protocol_decoder import message, record, row_key
 

@@ -16,19 +16,26 @@ import fastavro
 import lz4.frame
 import orjson
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from ticdc_conformance.errors import DecodeError
-from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols import protocol as protocol_spec
-from ticdc_conformance.protocols.simple import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder, describe_fidelity, new_decoder, project_value
-from ticdc_contract.canonical import value_to_json
-from ticdc_contract.record import KafkaRecord
-from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import SHARED
 from tests.helpers import assert_decode_error, decodes_or_decode_error, kafka_record
 from tests.spec_examples.corpus import spec_message
+from ticdc_conformance.errors import DecodeError
+from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
+from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.simple import (
+    MAX_HELD,
+    MAX_HELD_BYTES,
+    SimpleDecoder,
+    describe_fidelity,
+    new_decoder,
+    project_value,
+)
+from ticdc_contract.canonical import value_to_json
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType
 
 REFERENCE_SCHEMA = fastavro.parse_schema(json.loads(
     (SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json").read_text()))

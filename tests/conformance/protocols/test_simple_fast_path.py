@@ -14,15 +14,16 @@ import cramjam
 import lz4.frame
 import orjson
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.conftest import ROOT
+from tests.helpers import assert_fast_matches_reference, decode_outcome, kafka_record
 from ticdc_conformance.protocols.simple import new_decoder
 from ticdc_conformance.protocols.simple._fast.decoder import PLANS
 from ticdc_conformance.protocols.simple._fast.shapes import SHAPES_PER_TABLE
 from ticdc_contract.record import KafkaRecord
 
-from tests.conftest import ROOT
-from tests.helpers import assert_fast_matches_reference, decode_outcome, kafka_record
 from .test_simple_decoder import SMOKE_COLUMNS, SMOKE_ROWS, TYPE_CASES, Stream, column, dtype, pk, rec, smoke_wire
 
 JSON = Stream("json")

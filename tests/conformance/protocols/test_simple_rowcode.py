@@ -11,10 +11,9 @@ import dataclasses
 
 import pytest
 
+from tests.helpers import kafka_record
 from ticdc_conformance.protocols.simple import new_decoder
 from ticdc_conformance.protocols.simple._fast.shapes import SHAPES_PER_TABLE
-
-from tests.helpers import kafka_record
 
 from .test_simple_decoder import column, dtype, pk
 from .test_simple_fast_path import JSON, Pair

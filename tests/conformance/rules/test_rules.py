@@ -10,20 +10,26 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.conftest import ROOT, SHARED
 from ticdc_conformance.cli import main
 from ticdc_conformance.rules import (
-    APPLIES_TO, ENCODINGS, LEVELS, CatalogueError, CheckRegistry, RegistryError, default_catalogue, load_catalogue,
+    APPLIES_TO,
+    ENCODINGS,
+    LEVELS,
+    CatalogueError,
+    CheckRegistry,
+    RegistryError,
+    default_catalogue,
+    load_catalogue,
     quote_problems,
 )
 from ticdc_conformance.rules.catalogue import CATALOGUE_DIR
 from ticdc_conformance.rules.coverage import compute, coverage, load_checks
 from ticdc_conformance.rules.doc import render
 from ticdc_conformance.rules.known_checks import KNOWN_CHECKS
-from ticdc_conformance.rules.registry import REGISTRY
 from ticdc_conformance.rules.markers import MarkerError, find_marked_tests
 from ticdc_conformance.rules.model import ID_PATTERN, PREFIX_ENCODINGS, normalize_ws
-
-from tests.conftest import ROOT, SHARED
+from ticdc_conformance.rules.registry import REGISTRY
 
 SPECS = SHARED / "specs"
 CATALOGUE = default_catalogue()

@@ -10,17 +10,16 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from tests.spec_examples.corpus import spec_message
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.tidb_types import TiDBType, decimal, varchar
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.canal_json import PROTOCOL, MessageTooLargeError
-from ticdc_generators.protocols.canal_json.values import java_type, mysql_type, render_value
 from ticdc_generators.protocols.canal_json.message import quote
+from ticdc_generators.protocols.canal_json.values import java_type, mysql_type, render_value
 from ticdc_generators.protocols.golang.floats import format_float32, format_float64
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, WatermarkEvent
-from ticdc_contract.tidb_types import TiDBType, decimal, varchar
-
-from tests.spec_examples.corpus import spec_message
 
 # The TSO every spec 003 example carries; its physical part is the WATERMARK example's `es`.
 SPEC_TSO = 429918007904436226

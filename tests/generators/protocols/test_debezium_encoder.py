@@ -12,16 +12,16 @@ import json
 
 import pytest
 
+from tests.conftest import SHARED
 from ticdc_contract import tso
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.tidb_types import TiDBType, decimal, int_type, varchar
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.debezium import PROTOCOL, DebeziumEncoder, DebeziumOptions, EncodeFailure
-from ticdc_generators.protocols.golang.floats import json_float32 as go_float32, json_float64 as go_float64
+from ticdc_generators.protocols.golang.floats import json_float32 as go_float32
+from ticdc_generators.protocols.golang.floats import json_float64 as go_float64
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
-from ticdc_contract.tidb_types import TiDBType, decimal, int_type, varchar
-
-from tests.conftest import SHARED
 
 TESTDATA = (SHARED / "reference/ticdc/pkg/sink/codec/debezium/testdata")
 T0 = 1701326309000  # the fake-clock instant TiCDC's codec tests use (time.Unix(1701326309, 0))

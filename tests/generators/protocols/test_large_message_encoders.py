@@ -21,7 +21,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import SHARED
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.record_files import iter_record_files
+from ticdc_contract.tidb_types import TiDBType, varchar
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.large_message import MessageTooLargeError, compress
@@ -29,10 +32,6 @@ from ticdc_generators.protocols.open_protocol import EncodeError
 from ticdc_generators.sink.claim_check import FOLDER, ClaimCheckStorage, claim_check_message, location_prefix
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import DDLEvent, Message, RowEvent, WatermarkEvent
-from ticdc_contract.record_files import iter_record_files
-from ticdc_contract.tidb_types import TiDBType, varchar
-
-from tests.conftest import SHARED
 
 REFERENCE = SHARED / "reference/ticdc"
 SIMPLE_SCHEMA = REFERENCE / "pkg/sink/codec/simple/message.json"

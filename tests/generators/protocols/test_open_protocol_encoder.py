@@ -13,7 +13,10 @@ import struct
 import orjson
 import pytest
 
+from tests.conftest import SHARED
+from tests.spec_examples.corpus import spec_bytes, spec_message
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.tidb_types import TiDBType, blob, datetime, decimal, int_type, varchar
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.golang.floats import to_float32
 from ticdc_generators.protocols.open_protocol import (
@@ -23,14 +26,10 @@ from ticdc_generators.protocols.open_protocol import (
     OpenProtocolEncoder,
     OpenProtocolOptions,
 )
-from ticdc_generators.protocols.open_protocol.values import float_text as format_float
 from ticdc_generators.protocols.open_protocol.goquote import go_quote_body
+from ticdc_generators.protocols.open_protocol.values import float_text as format_float
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
-from ticdc_contract.tidb_types import TiDBType, blob, datetime, decimal, int_type, varchar
-
-from tests.conftest import SHARED
-from tests.spec_examples.corpus import spec_bytes, spec_message
 
 REFERENCE = (SHARED / "reference/tiflow/examples/java/src/test/resources/data")
 

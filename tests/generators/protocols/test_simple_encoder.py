@@ -12,21 +12,23 @@ import orjson
 import pytest
 from fastavro.schema import to_parsing_canonical_form
 
+from tests.conftest import SHARED
+from tests.spec_examples.corpus import spec_message
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
+from ticdc_contract.tso import compose, physical_ms
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.simple import PROTOCOL
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA, MESSAGE_UNION_INDEX, decode_avro
 from ticdc_generators.protocols.simple.encoder import (
-    MessageTooLargeError, SimpleEncoder, SimpleEncoderConfig, new_encoder,
+    MessageTooLargeError,
+    SimpleEncoder,
+    SimpleEncoderConfig,
+    new_encoder,
 )
 from ticdc_generators.protocols.simple.values import avro_value, json_value
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent, WatermarkEvent
-from ticdc_contract.tso import compose, physical_ms
-from ticdc_contract.tidb_types import ALL_BASE_TYPES, TiDBType, blob, datetime, decimal, int_type, varchar
-
-from tests.conftest import SHARED
-from tests.spec_examples.corpus import spec_message
 
 REFERENCE_SCHEMA = (SHARED / "reference/ticdc/pkg/sink/codec/simple/message.json")
 NS = "com.pingcap.simple.avro"

@@ -10,14 +10,13 @@ import fastavro
 import orjson
 import pytest
 
+from tests.conftest import CLI, ROOT
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema
+from ticdc_contract.tidb_types import TiDBType, int_type, varchar
 from ticdc_generators.protocols import encoder_module
 from ticdc_generators.protocols.simple.avro_schema import MESSAGE_SCHEMA
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, RowEvent
-from ticdc_contract.tidb_types import TiDBType, int_type, varchar
-
-from tests.conftest import CLI, ROOT
 
 PROFILES = ("ticdc", "tiflow")
 TS = 450_000_000_000_000_000

@@ -5,10 +5,9 @@ from typing import Any, Iterator
 
 import pytest
 
+from tests.conftest import SHARED
 from ticdc_generators.sink.changefeed import ChangefeedConfigError, parse_changefeed, parse_sink_uri
 from ticdc_generators.sink.config import SinkConfig
-
-from tests.conftest import SHARED
 
 REFERENCE = SHARED / "reference"
 TOMLS = sorted(REFERENCE.glob("*/tests/integration_tests/**/*.toml"))

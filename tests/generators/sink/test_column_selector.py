@@ -12,20 +12,24 @@ import struct
 
 import pytest
 
+from tests.conftest import SHARED
 from ticdc_conformance.checks.selection import consumer_table, selectors, unjudged_columns
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.table_filter import ColumnFilter, FilterRuleError, TableFilter
+from ticdc_contract.tidb_types import int_type, varchar
+from ticdc_contract.tso import compose
 from ticdc_generators.protocols.open_protocol.values import UNIQUE_KEY_FLAG
 from ticdc_generators.protocols.simple.avro_schema import decode_avro
-from ticdc_generators.sink.changefeed import ChangefeedConfigError, parse_changefeed
-from ticdc_generators.sink.column_selector import (ColumnSelectorError, ColumnSelectorRuleError, ColumnSelectors,
-                                                   dispatch_row, select_columns)
-from ticdc_generators.sink.config import ColumnSelector, DispatchRule, SinkConfig
 from ticdc_generators.simulator import SinkSimulator
-from ticdc_contract.table_filter import ColumnFilter, FilterRuleError, TableFilter
-from ticdc_contract.tso import compose
-from ticdc_contract.tidb_types import int_type, varchar
-
-from tests.conftest import SHARED
+from ticdc_generators.sink.changefeed import ChangefeedConfigError, parse_changefeed
+from ticdc_generators.sink.column_selector import (
+    ColumnSelectorError,
+    ColumnSelectorRuleError,
+    ColumnSelectors,
+    dispatch_row,
+    select_columns,
+)
+from ticdc_generators.sink.config import ColumnSelector, DispatchRule, SinkConfig
 
 IT = SHARED / "reference" / "ticdc" / "tests" / "integration_tests"
 

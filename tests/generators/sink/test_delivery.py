@@ -13,17 +13,17 @@ import pytest
 
 from ticdc_conformance.checks.key_updates import delivered_changes
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.state import replay
+from ticdc_contract.tidb_types import int_type, varchar
+from ticdc_contract.tso import compose
 from ticdc_generators.pipeline import config_for, encoding_names
 from ticdc_generators.protocols import EncoderModule
 from ticdc_generators.scenarios import get_scenario
+from ticdc_generators.simulator import SinkSimulator, split_if_key_changed
 from ticdc_generators.sink.config import SIMULATOR_SETTINGS, DispatchRule, SinkConfig
 from ticdc_generators.sink.delivery import DML_EVENT_MAX_ROWS, InterleaveWindow, table_pieces
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, WatermarkEvent
 from ticdc_generators.sink.failover import FailoverSchedule
-from ticdc_generators.simulator import SinkSimulator, split_if_key_changed
-from ticdc_contract.state import replay
-from ticdc_contract.tso import compose
-from ticdc_contract.tidb_types import int_type, varchar
 
 SEEDS = [1, 2, 3]
 

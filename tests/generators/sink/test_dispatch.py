@@ -7,9 +7,9 @@ all with 16 partitions.
 import pytest
 
 from ticdc_contract.model import Column, Index, TableSchema
+from ticdc_contract.tidb_types import int_type
 from ticdc_generators.sink.config import DispatchRule, SinkConfig
 from ticdc_generators.sink.dispatch import PositionInertia, Router
-from ticdc_contract.tidb_types import int_type
 
 
 def table(name, cols, indexes, schema="test"):
@@ -95,8 +95,8 @@ def test_topic_expression():
 def test_matchers_are_table_filters_case_insensitive_unless_configured():
     # TiCDC event_router.go: tableFilter.Parse(matcher), CaseInsensitive unless case-sensitive.
     from ticdc_contract.model import Column, Index, TableSchema
-    from ticdc_generators.sink.config import DispatchRule, SinkConfig
     from ticdc_contract.tidb_types import int_type
+    from ticdc_generators.sink.config import DispatchRule, SinkConfig
 
     t = TableSchema(schema="Test", table="Orders", table_id=1, columns=(Column("id", int_type(), nullable=False),),
                     indexes=(Index("PRIMARY", ("id",), primary=True),), schema_version=1, pk_is_handle=True)

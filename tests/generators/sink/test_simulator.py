@@ -7,13 +7,13 @@ tests see exactly what the simulator sent where, independent of any protocol's b
 import pytest
 
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.tidb_types import int_type, varchar
+from ticdc_contract.tso import compose
 from ticdc_generators.protocols import EncoderModule
 from ticdc_generators.scenarios import get_scenario
+from ticdc_generators.simulator import SinkSimulator
 from ticdc_generators.sink.config import DispatchRule, SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, WatermarkEvent
-from ticdc_generators.simulator import SinkSimulator
-from ticdc_contract.tso import compose
-from ticdc_contract.tidb_types import int_type, varchar
 
 
 class Tagging:

@@ -28,7 +28,14 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Union
 
-from ticdc_conformance.consumers.rules.ddl_sql import ColumnDef, Cursor, DDLSyntaxError, UnknownValue, canonical_literal, column_def
+from ticdc_conformance.consumers.rules.ddl_sql import (
+    ColumnDef,
+    Cursor,
+    DDLSyntaxError,
+    UnknownValue,
+    canonical_literal,
+    column_def,
+)
 
 Name = tuple[str, str]
 

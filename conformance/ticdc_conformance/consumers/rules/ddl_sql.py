@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Optional
 
-from ticdc_contract.tidb_types import TiDBType
 from ticdc_conformance.consumers.rules.sql_types import parse_sql_type
+from ticdc_contract.tidb_types import TiDBType
 
 _TOKEN = re.compile(
     r"""(?P<skip>\s+|/\*.*?\*/|(?:--[ \t]|\#)[^\n]*)

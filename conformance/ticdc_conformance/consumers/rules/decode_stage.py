@@ -30,13 +30,12 @@ from typing import Any, Iterable, Iterator, Optional
 import orjson
 import pyarrow as pa
 
-from ticdc_contract.canonical import key_order_token
-from ticdc_contract.record import KafkaRecord
-from ticdc_contract.record_files import records_from_batch
-
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_contract.canonical import key_order_token
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import records_from_batch
 
 DECODED_SCHEMA = pa.schema([
     pa.field("topic", pa.string()),

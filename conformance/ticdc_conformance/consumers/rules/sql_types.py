@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import re as _re
 
-from ticdc_contract.tidb_types import BINARY_TYPES, DECIMAL_TYPES, FLOAT_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
+from ticdc_contract.tidb_types import (
+    BINARY_TYPES,
+    DECIMAL_TYPES,
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    STRING_TYPES,
+    TiDBType,
+    charset_info,
+    collation_info,
+)
 from ticdc_contract.type_catalogue import BLOB_BYTE_LIMITS
-from ticdc_contract.tidb_types import charset_info, collation_info
-
 
 # --- SQL spellings ----------------------------------------------------------------------------
 # Multi-word names first where they share a prefix; each maps to (base, overrides).

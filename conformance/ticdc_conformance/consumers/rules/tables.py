@@ -19,11 +19,24 @@ from typing import Callable, Iterator, Optional
 
 import orjson
 
+from ticdc_conformance.consumers.output import row_json
+from ticdc_conformance.consumers.rules.ddl_semantics import (
+    AddColumn,
+    CreateTable,
+    DropColumn,
+    DropSchema,
+    DropTable,
+    Effect,
+    Name,
+    RenameColumn,
+    RenameTable,
+    TableMeta,
+    apply_to_metas,
+    row_fate,
+    tables_touched,
+)
 from ticdc_contract.canonical import key_order_token
 
-from ticdc_conformance.consumers.rules.ddl_semantics import (AddColumn, CreateTable, DropColumn, DropSchema, DropTable, Effect, Name, RenameColumn,
-                            RenameTable, TableMeta, apply_to_metas, row_fate, tables_touched)
-from ticdc_conformance.consumers.output import row_json
 
 class Entry:
     """One row (or, in a key-less table, one distinct row image and how often it is there)."""

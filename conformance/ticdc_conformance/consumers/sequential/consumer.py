@@ -25,17 +25,16 @@ from itertools import groupby
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from ticdc_contract.record import KafkaRecord
-
-from ticdc_conformance.errors import ConsumerError
-from ticdc_conformance.transport.record_files import RecordFiles
-from ticdc_conformance.consumers.rules.decoder_options import decoder_options
+from ticdc_conformance.consumers.output import AppliedLog, StatesWriter, parse_columns, write_final
 from ticdc_conformance.consumers.rules.ddl_semantics import AddColumn, NotUnderstood, PartitionsUnknown, effects_of
 from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
+from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.rules.ordering import DDLQueue, DMLBuffer, arrival_copy
-from ticdc_conformance.consumers.output import AppliedLog, StatesWriter, parse_columns, write_final
 from ticdc_conformance.consumers.rules.tables import ConsumerTables
 from ticdc_conformance.consumers.rules.watermarks import WatermarkTracker
+from ticdc_conformance.errors import ConsumerError
+from ticdc_conformance.transport.record_files import RecordFiles
+from ticdc_contract.record import KafkaRecord
 
 MAX_NOTES = 50
 READ_BATCH = 4096  # records read ahead per record file

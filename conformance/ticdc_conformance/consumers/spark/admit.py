@@ -25,8 +25,10 @@ from typing import Iterator
 import orjson
 import pyarrow as pa
 
-from ticdc_conformance.consumers.sequential.consumer import _OP_RANK  # the sequential consumer's order of ops within a transaction
 from ticdc_conformance.consumers.rules.ordering import is_image_keyed
+from ticdc_conformance.consumers.sequential.consumer import (
+    _OP_RANK,  # the sequential consumer's order of ops within a transaction
+)
 from ticdc_conformance.consumers.spark.plan import APPLY_KEY, PHASE_FLUSH, Checkpoints, arrival_key, flush_row_key
 
 PASSED = ["commit_ts", "schema", "table", "op", "key", "key_order", "old_key", "old_key_order", "key_columns",

@@ -56,17 +56,43 @@ if __name__ == "__main__":
 
 import orjson
 
+from ticdc_conformance.consumers.output import StatesWriter, final_file_name
 from ticdc_conformance.consumers.rules.decode_stage import DECODED_SCHEMA, arrow_decoder
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.spark.admit import AdmitPlan, admitted_schema, admitter
-from ticdc_conformance.consumers.spark.plan import (APPLY_KEY, PHASE_ARRIVAL, PHASE_FLUSH, Checkpoints, admit_ddls,
-                                                   bootstrap_items, checkpoint_key, ddl_keys, regressions)
-from ticdc_conformance.consumers.spark.shards import (REPLAY_SCHEMA, Components, MetadataReplay, ReplayPlan,
-                                                     intro_rows, metadata_steps, replayer, steps_by_component)
-from ticdc_conformance.consumers.spark.write import (FINAL_COLUMNS, FINAL_ORDER, LOG_INPUT, STATE_COLUMNS, SUMMARY_SCHEMA,
-                                                    applied_writer, final_writer, state_order, states_writer,
-                                                    write_applied_log)
-from ticdc_conformance.consumers.output import StatesWriter, final_file_name
+from ticdc_conformance.consumers.spark.plan import (
+    APPLY_KEY,
+    PHASE_ARRIVAL,
+    PHASE_FLUSH,
+    Checkpoints,
+    admit_ddls,
+    bootstrap_items,
+    checkpoint_key,
+    ddl_keys,
+    regressions,
+)
+from ticdc_conformance.consumers.spark.shards import (
+    REPLAY_SCHEMA,
+    Components,
+    MetadataReplay,
+    ReplayPlan,
+    intro_rows,
+    metadata_steps,
+    replayer,
+    steps_by_component,
+)
+from ticdc_conformance.consumers.spark.write import (
+    FINAL_COLUMNS,
+    FINAL_ORDER,
+    LOG_INPUT,
+    STATE_COLUMNS,
+    SUMMARY_SCHEMA,
+    applied_writer,
+    final_writer,
+    state_order,
+    states_writer,
+    write_applied_log,
+)
 from ticdc_conformance.errors import ConsumerError
 
 MAX_REPORTED_ERRORS = 20

@@ -33,10 +33,10 @@ from typing import Any, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
+from ticdc_conformance.consumers.output import parse_columns, project_row
 from ticdc_conformance.consumers.rules.ddl_semantics import DropSchema, Name, effects_of
 from ticdc_conformance.consumers.rules.decode_stage import rows_to_batch
 from ticdc_conformance.consumers.sequential.consumer import NO_WATERMARK_NOTE, LocalConsumer
-from ticdc_conformance.consumers.output import parse_columns, project_row
 from ticdc_conformance.consumers.spark.plan import APPLY_KEY, INTRO_PIECE, PHASE_FLUSH, txn_bound
 from ticdc_conformance.consumers.spark.write import LOG_INPUT
 

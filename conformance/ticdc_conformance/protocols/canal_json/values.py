@@ -25,9 +25,9 @@ from typing import Any, Callable, Optional
 
 import orjson
 
+from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_contract.tidb_types import INTEGER_TYPES, TiDBType
 
-from ticdc_conformance.protocols.common.wire import Malformed
 from .mysql_type import MySQLType
 
 _INTEGER = re.compile(r"-?[0-9]+")  # ASCII digits only: int() would also read other scripts' digits

@@ -27,9 +27,8 @@ from __future__ import annotations
 import base64
 from typing import Any, Iterable, Optional, Protocol
 
-from ticdc_contract.checksum import RowChecksum, fold, value_bytes
-
 from ticdc_conformance.protocols.common.wire import Malformed
+from ticdc_contract.checksum import RowChecksum, fold, value_bytes
 
 
 class ChecksumColumn(Protocol):

@@ -16,8 +16,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
 from ticdc_conformance.events import DecodedRow
+from ticdc_conformance.protocols.common.claim_check import (
+    FOLDER,
+    ClaimCheckStore,
+    raw_value_option,
+    store_from_options,
+    stored_value,
+)
 from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, SnapshotLookup, SnapshotUnavailable
-from ticdc_conformance.protocols.common.claim_check import FOLDER, ClaimCheckStore, raw_value_option, store_from_options, stored_value
 from ticdc_conformance.protocols.common.wire import Malformed
 
 _MISSING = object()

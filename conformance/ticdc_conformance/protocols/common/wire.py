@@ -12,9 +12,8 @@ from typing import Any, Iterator, Mapping, Optional, TypeGuard
 
 import orjson
 
-from ticdc_contract.record import KafkaRecord
-
 from ticdc_conformance.errors import DecodeError
+from ticdc_contract.record import KafkaRecord
 
 
 class Malformed(Exception):

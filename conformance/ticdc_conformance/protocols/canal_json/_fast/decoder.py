@@ -16,10 +16,10 @@ from __future__ import annotations
 from typing import Optional
 
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.common.wire import Malformed
 from ticdc_conformance.protocols.canal_json._fast.plans import PlanCache, TablePlan
 from ticdc_conformance.protocols.canal_json._fast.rowcode import Decline, EventReaderFactory, event_reader
 from ticdc_conformance.protocols.canal_json._fast.structs import DECODE_ERRORS, descriptions
+from ticdc_conformance.protocols.common.wire import Malformed
 
 # Everything a plan's event reader raises for a message it cannot vouch for (rowcode.py).
 _DECLINED = (*DECODE_ERRORS, Malformed, Decline, UnicodeEncodeError)

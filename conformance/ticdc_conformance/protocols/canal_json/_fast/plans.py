@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
-from ticdc_conformance.protocols.common.keys import carried_key
-from ticdc_conformance.protocols.canal_json.java_type import PROMOTIONS, SQL_TYPE_CODES
-from ticdc_conformance.protocols.canal_json.rows import mysql_types, pk_names
 from ticdc_conformance.protocols.canal_json._fast.rowcode import EventReaderFactory, event_reader
 from ticdc_conformance.protocols.canal_json._fast.structs import Description, field_names, message_decoder
+from ticdc_conformance.protocols.canal_json.java_type import PROMOTIONS, SQL_TYPE_CODES
+from ticdc_conformance.protocols.canal_json.rows import mysql_types, pk_names
+from ticdc_conformance.protocols.common.keys import carried_key
+from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 
 
 class TablePlan:

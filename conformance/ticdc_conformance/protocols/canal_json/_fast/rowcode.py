@@ -85,11 +85,11 @@ from msgspec import UNSET
 from msgspec.structs import astuple
 
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.common.codegen import compile_function, literal
-from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
 from ticdc_conformance.protocols.canal_json.java_type import PROMOTIONS, SQL_TYPE_CODES
 from ticdc_conformance.protocols.canal_json.mysql_type import MySQLType
 from ticdc_conformance.protocols.canal_json.values import plain_form, value_reader
+from ticdc_conformance.protocols.common.codegen import compile_function, literal
+from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO
 
 EventReader = Callable[[Any], list[DecodedRow]]  # a message Struct (structs.py) -> its event
 # (column types, their sqlType fields, carried key, enable-tidb-extension) -> the plan's reader

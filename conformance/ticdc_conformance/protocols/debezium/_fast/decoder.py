@@ -16,16 +16,20 @@ from typing import Any, Optional
 
 import msgspec
 
-from ticdc_contract.record import KafkaRecord
-
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 from ticdc_conformance.protocols.common.compression import decompress
 from ticdc_conformance.protocols.common.keys import carried_key
+from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
+from ticdc_conformance.protocols.debezium._fast.plans import MAX_PLANS, PlanCache
+from ticdc_conformance.protocols.debezium._fast.structs import (
+    RAW_ENVELOPE_OVERHEAD,
+    RawEnvelope,
+    UntypedKeyEnvelope,
+    UntypedValueEnvelope,
+)
 from ticdc_conformance.protocols.debezium.columns import StructCache
 from ticdc_conformance.protocols.debezium.options import DebeziumOptions
-from ticdc_conformance.protocols.debezium._fast.plans import MAX_PLANS, PlanCache
-from ticdc_conformance.protocols.debezium._fast.structs import RAW_ENVELOPE_OVERHEAD, RawEnvelope, UntypedKeyEnvelope, UntypedValueEnvelope
+from ticdc_contract.record import KafkaRecord
 
 ROW_OPS = {"c": "insert", "r": "insert", "u": "update", "d": "delete"}
 # What the fast path declines on. ValueError covers UnicodeDecodeError (invalid UTF-8) and integers

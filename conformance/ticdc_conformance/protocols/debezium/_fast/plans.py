@@ -18,9 +18,9 @@ import msgspec
 import orjson
 
 from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
+from ticdc_conformance.protocols.debezium._fast.structs import column_type, payload_type, row_type
 from ticdc_conformance.protocols.debezium.columns import Struct, StructCache
 from ticdc_conformance.protocols.debezium.message import envelope_field
-from ticdc_conformance.protocols.debezium._fast.structs import column_type, payload_type, row_type
 
 MAX_PLANS = 256
 

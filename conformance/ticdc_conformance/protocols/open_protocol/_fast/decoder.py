@@ -12,12 +12,18 @@ from __future__ import annotations
 from typing import Optional
 
 from ticdc_conformance.events import DecodedEvent, DecodedRow, DecodedWatermark
-from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 from ticdc_conformance.protocols.common.keys import carried_key
-from ticdc_conformance.protocols.open_protocol.wire import KIND_RESOLVED, PROTOCOL_VERSION, split_frames
+from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 from ticdc_conformance.protocols.open_protocol._fast.rowcode import Decline, RowReader, row_reader
+from ticdc_conformance.protocols.open_protocol._fast.structs import (
+    EventKey,
+    Skeleton,
+    decode_key,
+    skeleton,
+    table_types,
+)
 from ticdc_conformance.protocols.open_protocol.values import column_spec, keys_of
-from ticdc_conformance.protocols.open_protocol._fast.structs import EventKey, Skeleton, decode_key, skeleton, table_types
+from ticdc_conformance.protocols.open_protocol.wire import KIND_RESOLVED, PROTOCOL_VERSION, split_frames
 
 _VERSION_HEAD = PROTOCOL_VERSION.to_bytes(8, "big")
 # Tables and table shapes come from the stream, so both caches are bounded (see bounded_put).

@@ -28,12 +28,12 @@ import msgspec
 import orjson
 
 from ticdc_conformance.events import DecodedRow
-from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 from ticdc_conformance.protocols.common.compression import decompress
+from ticdc_conformance.protocols.common.wire import Malformed, bounded_put
 from ticdc_conformance.protocols.simple._fast.plans import RowPlan
 from ticdc_conformance.protocols.simple._fast.rowcode import RowParts
-from ticdc_conformance.protocols.simple.rows import RowReader
 from ticdc_conformance.protocols.simple._fast.structs import ENVELOPE, NO_IMAGE
+from ticdc_conformance.protocols.simple.rows import RowReader
 
 # Plans kept per partition decoder; the cache starts over when full (common.bounded_put).
 PLANS = 128

@@ -18,11 +18,11 @@ from typing import Optional
 
 import msgspec
 
-from ticdc_conformance.protocols.simple.rows import RowReader, json_converter
 from ticdc_conformance.protocols.simple._fast.rowcode import ColumnCode, event_function
 from ticdc_conformance.protocols.simple._fast.shapes import text_check
 from ticdc_conformance.protocols.simple._fast.structs import message_struct, row_struct
 from ticdc_conformance.protocols.simple.message import ColumnInfo
+from ticdc_conformance.protocols.simple.rows import RowReader, json_converter
 
 _MAX_LITERAL = 2**63 - 1  # msgspec's Literal integers are int64s
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ticdc_conformance.protocols.common.wire import DIGITS_AS_ZERO, bounded_put
+from ticdc_conformance.protocols.common.wire import bounded_put
 from ticdc_conformance.protocols.simple.values import DECIMAL_RE, FLOAT_RE, INT_CHARS, INT_RE, TEMPORAL_RE
 
 # Shapes kept per table schema version; the cache starts over when full (common.bounded_put).

@@ -11,8 +11,8 @@ from typing import Optional
 
 import click
 
-from .broker import DEFAULT_HEAP, DEFAULT_KAFKA_VERSION, KAFKA_VERSION_ENV
-from .errors import TransportError
+from ticdc_conformance.transport.broker import DEFAULT_HEAP, DEFAULT_KAFKA_VERSION, KAFKA_VERSION_ENV
+from ticdc_conformance.transport.errors import TransportError
 
 _bootstrap_option = click.option("--bootstrap", "-b", required=True, metavar="HOST:PORT[,HOST:PORT…]",
                                  help="Bootstrap servers of the Kafka cluster.")
@@ -39,8 +39,8 @@ def kafka() -> None:
               help="Also pick Spark's Kafka source for the installed PySpark.")
 def jars_cmd(spark: bool) -> None:
     """Resolve (once) and show the Kafka server jars and Spark's Kafka source package."""
-    from .broker import kafka_server_jars, kafka_version
-    from .maven import cache_root
+    from ticdc_conformance.transport.broker import kafka_server_jars, kafka_version
+    from ticdc_conformance.transport.maven import cache_root
 
     started = time.monotonic()
     try:
@@ -48,7 +48,7 @@ def jars_cmd(spark: bool) -> None:
         click.echo(f"Kafka {kafka_version()}: {len(jars)} jars ({time.monotonic() - started:.1f}s), "
                    f"cached under {cache_root()}")
         if spark:
-            from .spark_source import spark_kafka_package
+            from ticdc_conformance.transport.spark_source import spark_kafka_package
 
             click.echo(f"Spark's Kafka source: {spark_kafka_package(echo=click.echo)}")
     except TransportError as e:
@@ -63,7 +63,7 @@ def jars_cmd(spark: bool) -> None:
 @click.option("--version", "version", default=None, help=f"Apache Kafka version (default: ${KAFKA_VERSION_ENV}, else {DEFAULT_KAFKA_VERSION}).")
 def start_cmd(port: Optional[int], heap: Optional[str], work_dir: Optional[Path], version: Optional[str]) -> None:
     """Run a local single-node Kafka broker (KRaft) on 127.0.0.1 until interrupted."""
-    from .broker import KafkaBroker
+    from ticdc_conformance.transport.broker import KafkaBroker
 
     broker = KafkaBroker(version=version, port=port, heap=heap, work_dir=work_dir, echo=click.echo)
     # SIGTERM leaves like Ctrl-C does: through the `with` below, which stops the broker.
@@ -91,7 +91,7 @@ def start_cmd(port: Optional[int], heap: Optional[str], work_dir: Optional[Path]
 def publish_cmd(records: Path, manifest: Optional[Path], bootstrap: str, replace_topics: bool,
                 timeout_s: float) -> None:
     """Publish record files to Kafka: same partitions and offsets, keys, values, headers and timestamps."""
-    from .kafka_io import publish
+    from ticdc_conformance.transport.kafka_io import publish
 
     try:
         result = publish(records, bootstrap, _manifest(records, manifest), replace=replace_topics,
@@ -120,13 +120,12 @@ def export_cmd(bootstrap: str, topics: tuple[str, ...], out: Path, via: str, mas
     try:
         if via == "spark":
             from ticdc_conformance.consumers.spark.job import spark_session
-
-            from .spark_source import enable_kafka_source, spark_records, spark_source
+            from ticdc_conformance.transport.spark_source import enable_kafka_source, spark_records, spark_source
 
             enable_kafka_source(echo=click.echo)
             records = spark_records(spark_source(spark_session(master), bootstrap, list(topics), timeout_s))
         else:
-            from .kafka_io import kafka_records
+            from ticdc_conformance.transport.kafka_io import kafka_records
 
             records = (r for t in topics for r in kafka_records(bootstrap, t, timeout_s=timeout_s))
         with RecordFileWriter(out) as writer:
@@ -153,10 +152,9 @@ def consume_cmd(records: Path, manifest: Optional[Path], out: Path, bootstrap: O
     Takes the arguments of docs/consumer-protocol.md, so `run --consumer "ticdc-conformance kafka
     consume [--bootstrap …]"` runs every check with Kafka as the transport."""
     from ticdc_conformance.consumers.spark.job import consume, spark_session
-
-    from ..errors import ConsumerError
-    from .broker import KafkaBroker
-    from .spark_source import enable_kafka_source, kafka_dataframe
+    from ticdc_conformance.errors import ConsumerError
+    from ticdc_conformance.transport.broker import KafkaBroker
+    from ticdc_conformance.transport.spark_source import enable_kafka_source, kafka_dataframe
 
     m = _manifest(records, manifest)
     try:
