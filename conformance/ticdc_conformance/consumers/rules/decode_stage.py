@@ -33,6 +33,7 @@ import pyarrow as pa
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common.interface import Decoder
 from ticdc_contract.canonical import key_order_token
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.record_files import records_from_batch
@@ -128,7 +129,7 @@ class PartitionDecoders:
     def __init__(self, protocol: str, options: dict) -> None:
         self.protocol = protocol_spec(protocol)
         self.options = options
-        self.decoders: dict[tuple[str, int], Any] = {}
+        self.decoders: dict[tuple[str, int], Decoder] = {}
 
     def decode(self, record: KafkaRecord) -> list[dict[str, Any]]:
         key = (record.topic, record.partition)
@@ -225,7 +226,8 @@ def arrow_decoder(protocol: str, options: dict):
         out: list[dict[str, Any]] = []
 
         def held(tp: tuple[str, int]) -> int:
-            return getattr(decoders.decoders.get(tp), "held_count", 0)
+            decoder = decoders.decoders.get(tp)
+            return decoder.held_count if decoder is not None else 0
 
         for batch in batches:
             for record in records_from_batch(batch):

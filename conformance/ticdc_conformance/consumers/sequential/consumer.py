@@ -101,7 +101,7 @@ class LocalConsumer:
             elif kind == "bootstrap":
                 self.tables.table((ev["schema"], ev["table"]), parse_columns(ev["columns"]))
         decoder = self.decoders.decoders.get(tp)
-        self.watermarks.hold(tp, getattr(decoder, "held_count", 0) > 0)
+        self.watermarks.hold(tp, decoder.held_count > 0)
         self.advance()
 
     def on_watermark(self, tp: tuple[str, int], offset: int, ts: int) -> None:
@@ -214,7 +214,7 @@ class LocalConsumer:
         if self.states is not None:
             self.states.close()
         write_final(out, self.tables.final_tables())
-        held = sum(getattr(d, "held_count", 0) for d in self.decoders.decoders.values())
+        held = sum(d.held_count for d in self.decoders.decoders.values())
         figures = {
             "ordering": self.ordering(),
             "applied_watermark": self.applied_wm,

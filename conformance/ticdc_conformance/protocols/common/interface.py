@@ -47,6 +47,12 @@ def failed_read(record: KafkaRecord, error: Exception, message: Any, unexpected:
 
 
 class Decoder(Protocol):
+    @property
+    def held_count(self) -> int:
+        """Row events read but held back until a later record (Simple: a DML waiting for its
+        table's schema); 0 where the protocol never holds. A consumer must not advance its
+        watermark past held rows."""
+
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         """All events of one record (a batch frame may hold several); raises DecodeError."""
 

@@ -44,6 +44,10 @@ class DebeziumDecoder:
         if self._opts.fast_path:
             self._fast = UntypedDML(self._opts) if self._opts.disable_schema else TypedDML(self._opts, self._structs)
 
+    @property
+    def held_count(self) -> int:
+        return 0  # every message carries what its rows need: nothing is ever held
+
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
         # common.decode_errors(record, unexpected="malformed message"), written out: a with-block costs
         # more than the decoding of a small row.
