@@ -233,7 +233,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
 
 def _verdicts(results: list, title: str, report: Path | None, report_name: str) -> None:
     """One row per encoding, the findings of each failed one summarized per rule, the reports; exits
-    with the most severe encoding's code (outcome.py)."""
+    with the most severe encoding's code (findings/outcome.py)."""
     from ticdc_conformance.findings.outcome import CONFORMANT, STYLES, overall_exit
 
     from .report import full_list_files, report_paths, write_reports

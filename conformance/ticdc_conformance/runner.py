@@ -8,7 +8,7 @@ the adapter's run declares (the reference consumers always write the applied log
 checkpoints; a program declares them by writing `OUT/applied.ndjson`, `OUT/states/`), and the checks
 follow that declaration: a consumer that shows its applied log is held against the ground truth at
 every checkpoint it recorded (checks/checkpoints.py). On a stream that carries watermarks, one that
-shows no checkpoint is judged on its final state only, a distinct outcome (outcome.py) that passes
+shows no checkpoint is judged on its final state only, a distinct outcome (findings/outcome.py) that passes
 only with `--final-state-only`.
 
 Every run writes into a case folder emptied first, and the consumer into a new empty folder
@@ -80,7 +80,7 @@ class EncodingResult:
     error: Optional[str] = None
     case: Optional[Path] = None  # the folder holding manifest, truth, records and result.json
     consumer_log: Optional[Path] = None  # the consumer program's stdout and stderr
-    watermarks: bool = False  # the stream carries watermarks (protocols/watermarks.py)
+    watermarks: bool = False  # the stream carries watermarks (protocols/common/watermarks.py)
     final_state_only: bool = False  # --final-state-only: a final-state-only outcome passes
     # Rows whose outcome depends on an order the stream does not convey: {table, key, reason}
     # (checks/arrival_order.py); listed, never findings.
@@ -120,7 +120,7 @@ class EncodingResult:
 
     @property
     def outcome(self) -> str:
-        """The verdict word (outcome.py)."""
+        """The verdict word (findings/outcome.py)."""
         if self.error is not None:
             return CONSUMER_ERROR
         if self.finding_count:
@@ -174,7 +174,7 @@ class EncodingResult:
         return RunContext(self.scenario, self.seed, self.replay_command, self.encoding)
 
     def render(self, per_rule: Optional[int] = None, full_list: Sequence[Path] = ()) -> str:
-        """The verdict, then the findings in the shared format of checks/finding.py (rule and
+        """The verdict, then the findings in the shared format of findings/finding.py (rule and
         quote, table, key, commit ts, record, seed, DeepDiff, replay command), grouped by rule.
         With `per_rule`, only the first that many of each rule, then how many more and where
         `full_list` (the JSON files holding every finding) is."""

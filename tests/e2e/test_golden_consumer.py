@@ -1,7 +1,7 @@
 """The expected files are right: the reference sequential consumer, given only a golden case's
 records and case.json, writes exactly its expected applied log and final state.
 
-The expected files are computed from the ground truth (checks/golden_expected.py), the consumer
+The expected files are computed from the ground truth (golden/expected.py), the consumer
 decodes the records with the reference decoders; agreement on every case of the sample (every
 variant of the matrix, so every protocol) and, in the slow test, on every case of the corpus."""
 import json

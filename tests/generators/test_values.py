@@ -1,4 +1,4 @@
-"""The value-domain catalogue (ticdc_generators.values) and the type catalogue additions (types.py):
+"""The value-domain catalogue (ticdc_generators.values) and the type catalogue additions (ticdc_contract/type_catalogue.py):
 edges per type, validation, defaults, determinism, TiDB's JSON print, SQL type spellings."""
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ VARIANTS = [
     # Every TiDB type, each at its edge values, so every value reader meets mutated input.
     *(Variant(f"{e}-types", "types", e) for e in ("open-protocol", "canal-json", "debezium", "simple-json",
                                                   "simple-avro")),
-    # Row checksums are read and checked only with the integrity check on (protocols/checksum.py).
+    # Row checksums are read and checked only with the integrity check on (protocols/common/checksum.py).
     Variant("simple-json-checksum", "smoke", "simple-json", dict(integrity_check_level="correctness")),
     Variant("simple-avro-checksum", "smoke", "simple-avro", dict(integrity_check_level="correctness")),
     Variant("simple-json-claim-check-lz4", "wide-rows", "simple-json", _large("claim-check", "lz4")),

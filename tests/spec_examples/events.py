@@ -1,7 +1,7 @@
 """Builds the project's upstream model (tables, row changes, DDL) and sink events from an
 example file's plain data.
 
-Row images are whole rows in the canonical JSON form (generators/ticdc_generators/canonical.py):
+Row images are whole rows in the canonical JSON form (generators/ticdc_contract/canonical.py):
 binary columns as base64, DECIMAL and temporal values as TiDB prints them. Column types are SQL
 text, read by `parse_sql_type` the way TiDB reads a column definition.
 """

@@ -55,7 +55,7 @@ class ConsumeFigures:
     consume_seconds: float
     tree: TreeFigures
     output: Path
-    stage_seconds: dict[str, float]  # elapsed per stage of the consumer (spark_job.consume)
+    stage_seconds: dict[str, float]  # elapsed per stage of the consumer (consumers/spark/job.py consume)
     floor: Optional[FloorFigures] = None
 
     @property

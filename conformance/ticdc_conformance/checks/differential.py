@@ -2,7 +2,7 @@
 
 The truth row is first projected onto what a perfect consumer of the protocol can know
 (`protocols/<protocol>/fidelity.py`), then compared key by key. Every finding names the table,
-the row key and, for differing rows, the DeepDiff of expected and actual row (checks/finding.py,
+the row key and, for differing rows, the DeepDiff of expected and actual row (findings/finding.py,
 which also shows it); the runner then adds the commit ts and the record (checks/locate.py).
 The encodings compared with one another are cross_encoding.py (beside the entry points: it generates them).
 """

@@ -5,7 +5,7 @@ test) at its own commit ts; the encoder of the simulated TiCDC writes the messag
 BOOTSTRAP where the protocol needs one) and the protocol's reference decoder reads them back, in
 offset order, as a consumer of the partition would. What the decoder gives for `c` is what a
 perfect consumer of that encoding can know of the value: the fidelity matrix claims it, and
-tests/unit/test_fidelity_roundtrip.py holds the claim against it.
+tests/conformance/fidelity/test_fidelity_roundtrip.py holds the claim against it.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Scenario `types` inserts every edge value of every type, the 1 MiB MEDIUMTEXT/LONGBLOB edges among
 them; each such row appears in the records, the applied log and the final state of every variant,
 tens of megabytes per case. A golden case may therefore leave out rows holding a value longer than
-a cap (golden_matrix.ScenarioCases.max_value_bytes, recorded in case.json). Large values stay
+a cap (matrix.ScenarioCases.max_value_bytes, recorded in case.json). Large values stay
 covered by scenario `wide-rows`.
 
 What remains is still a history TiDB could have run: a row is left out for its whole life under

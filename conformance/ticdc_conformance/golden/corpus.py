@@ -1,18 +1,18 @@
 """The golden corpus: language-agnostic case folders, regenerated only on request and reviewed as a diff.
 
-`golden/<scenario>/<variant>/` (the cases are golden_matrix.cases(); format: docs/golden-format.md):
+`golden/<scenario>/<variant>/` (the cases are matrix.cases(); format: docs/golden-format.md):
 - `case.json`                   what the case is: scenario, seed, size, variant and its TiCDC options,
                                 the rules it covers, its level and fidelity notes; also a manifest of
                                 the consumer protocol (protocol, encoding, sink, topics, scenario, seed);
 - `records.ndjson`              one Kafka record per line (topic, partition, offset, timestamp in ms,
                                 timestampType, key and value as base64 or null, headers);
-- `expected/applied.ndjson`     the applied log a conformant consumer writes (golden_expected.py);
+- `expected/applied.ndjson`     the applied log a conformant consumer writes (expected.py);
 - `expected/final/<schema>.<table>.ndjson`
                                 the final table states it writes.
 `golden/index.json` lists the cases; `golden/schema/` holds the JSON Schemas of these files (written
 by hand, kept across updates). `check` rebuilds every case in a scratch folder and compares; a
 difference names the file, the record (topic/partition@offset) or line, and the field. `update`
-builds beside the corpus and swaps it in (golden_swap.py).
+builds beside the corpus and swaps it in (swap.py).
 """
 from __future__ import annotations
 
@@ -260,7 +260,7 @@ def _case_dirs(root: Path) -> set[str]:
 def check(golden_root: Path, only: Optional[Iterable[str]] = None) -> list[GoldenDiff]:
     """Every difference between the corpus and a fresh build. `only` (case paths) checks those
     cases alone, without the index and without looking for cases or files no longer generated.
-    A corpus that an interrupted update left as `<corpus>.old` is put back first (golden_swap.py)."""
+    A corpus that an interrupted update left as `<corpus>.old` is put back first (swap.py)."""
     golden_root = Path(golden_root)
     diffs: list[GoldenDiff] = []
     wanted = select(only)
@@ -330,7 +330,7 @@ def _compare_index(golden_root: Path, fresh_root: Path) -> list[GoldenDiff]:
 
 def update(golden_root: Path, only: Optional[Iterable[str]] = None) -> dict[str, list[str]]:
     """Regenerates the corpus; the old one is replaced only once the new one is complete, in one
-    swap (golden_swap.py). The hand-written parts (KEPT) are carried over unchanged. A corpus left
+    swap (swap.py). The hand-written parts (KEPT) are carried over unchanged. A corpus left
     as `<corpus>.old` by an interrupted update is put back first, and the staging folders of
     interrupted updates are removed. SIGTERM stops it as Ctrl-C does (GoldenInterrupted), leaving
     a whole corpus (the old one; the new one if the signal came during the swap) and no scratch

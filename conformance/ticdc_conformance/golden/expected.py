@@ -15,7 +15,7 @@ Nothing here decodes a record or runs a consumer. The applied log (docs/consumer
   records merged by (Kafka timestamp, topic, partition, offset); one row event per `txn` line.
 
 Row images are the truth projected onto the protocol's fidelity (protocols/common/projection.py)
-under the event fidelity of golden_events. The final state is the ground truth's at the last
+under the event fidelity of events.py. The final state is the ground truth's at the last
 checkpoint (the end of the stream without watermarks) as checks/checkpoints.py keeps it: each row
 projected when it was written, so a later schema change does not rewrite what a consumer received.
 A table whose state the stream does not determine is named with the reason.

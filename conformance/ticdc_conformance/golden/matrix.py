@@ -66,7 +66,7 @@ class ScenarioCases:
     variants: Optional[tuple[str, ...]] = None  # None: every variant
     rules: tuple[str, ...] = ()
     note: str = ""
-    max_value_bytes: Optional[int] = None  # rows with a longer value are left out (golden_cap.py)
+    max_value_bytes: Optional[int] = None  # rows with a longer value are left out (cap.py)
 
 
 # Every scenario `ticdc-conformance scenarios` lists has an entry (cases() refuses one without).

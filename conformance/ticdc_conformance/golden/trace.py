@@ -76,7 +76,7 @@ def simulate(scenario: str, seed: int, events: Optional[int], config: SinkConfig
              max_value_bytes: Optional[int] = None) -> Trace:
     """Runs the case: records in send order, the ground truth written to `truth_dir`
     (docs/truth-format.md) and the history kept for the expected output. `max_value_bytes`
-    leaves out rows with longer values (golden_cap.py)."""
+    leaves out rows with longer values (cap.py)."""
     if config.large_message_handle_option != "none":
         raise GoldenTraceError("large-message handling writes claim-check files outside the records; "
                                "the golden corpus holds record-only cases")

@@ -52,21 +52,21 @@ KNOWN_CHECKS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
      ("OPEN-TYPECODE-1", "OPEN-TYPECODE-2", "OPEN-TYPECODE-4", "OPEN-TYPECODE-5", "OPEN-TYPECODE-6",
       "OPEN-TYPECODE-7", "OPEN-TYPECODE-8", "OPEN-TYPECODE-9", "OPEN-TYPECODE-10", "OPEN-TYPECODE-11",
       "OPEN-TYPECODE-12"),
-     "the value a perfect Open Protocol consumer can know per type code (checks/fidelity.py matrix, "
+     "the value a perfect Open Protocol consumer can know per type code (fidelity/matrix.py, "
      "applied by the differential check)"),
     ("fidelity.canal-json", f"{_P}.canal_json.fidelity:project_value",
      ("CANAL-SQLTYPE-2", "CANAL-SQLTYPE-6", "CANAL-SQLTYPE-7", "CANAL-SQLTYPE-12", "CANAL-BINARY-1",
       "CANAL-COMPAT-1", "CANAL-MYSQLTYPE-2"),
-     "the value a perfect Canal-JSON consumer can know per type and option (checks/fidelity.py matrix, "
+     "the value a perfect Canal-JSON consumer can know per type and option (fidelity/matrix.py, "
      "applied by the differential check)"),
     ("fidelity.debezium", f"{_P}.debezium.fidelity:project_column",
      ("DBZ-TYPEMAP-1", "DBZ-TYPEMAP-3", "DBZ-TYPEMAP-4", "DBZ-TYPEMAP-7", "DBZ-EXTENSION-2"),
-     "the value a perfect Debezium consumer can know per column (checks/fidelity.py matrix, applied by "
+     "the value a perfect Debezium consumer can know per column (fidelity/matrix.py, applied by "
      "the differential check)"),
     ("fidelity.simple", f"{_P}.simple.fidelity:project_value",
      ("SIMPLE-MYSQLTYPE-2", "SIMPLE-MYSQLTYPE-3", "SIMPLE-MYSQLTYPE-4", "SIMPLE-MYSQLTYPE-5",
       "SIMPLE-MYSQLTYPE-6", "SIMPLE-MYSQLTYPE-7"),
-     "the value a perfect Simple consumer can know per mysqlType (checks/fidelity.py matrix, applied by "
+     "the value a perfect Simple consumer can know per mysqlType (fidelity/matrix.py, applied by "
      "the differential check)"),
     # --- Open Protocol decoder ----------------------------------------------------------------------
     ("decoder.open-protocol.framing", f"{_P}.open_protocol.wire:read_events",

@@ -4,7 +4,7 @@ Each operation checks what TiDB would check (an unknown table, a duplicate key, 
 over duplicate values, a NOT NULL column added without a default to a non-empty table…) and
 raises `Rejected` instead of producing a history TiDB could not have produced. Successful
 operations return the history events (DDL or Transaction) and apply them to `self.state`, the
-same interpreter the ground truth replays (state.py).
+same interpreter the ground truth replays (ticdc_contract/state.py).
 
 Schema versions: a DDL's new table info gets a TSO drawn just before the DDL's commit ts (TiDB's
 table-info UpdateTS); RENAME keeps the version (spec 004 note on RENAME TABLE).

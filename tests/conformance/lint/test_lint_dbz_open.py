@@ -1,5 +1,5 @@
 """The lint's Debezium message checks (protocols/debezium/lint_shape.py) and Open Protocol DDL type,
-flag, delete and per-transaction checks (lint/readers/open_shape.py), on simulator streams broken
+flag, delete and per-transaction checks (protocols/open_protocol/lint_shape.py), on simulator streams broken
 on purpose: each test breaks one rule in one record and expects that rule at that record's
 coordinates, and nothing else that is required.
 """

@@ -1,4 +1,4 @@
-"""The event readers written out per plan (rowcode.py) read every row as the reference path's
+"""The event readers written out per plan (protocols/canal_json/_fast/rowcode.py) read every row as the reference path's
 readers do, column by column, whatever the column names and texts: they take the rows they can
 vouch for and leave the others, with the reference path's answer, to it."""
 from __future__ import annotations
@@ -117,7 +117,7 @@ def test_one_text_out_of_a_valid_row_gets_the_reference_path_answer(name):
 NAMES = list(dict.fromkeys(["id", "a'b", "'''", "名字", "é", "\U0001f680", "", " ", "class", "def", "return",
                             "row", "msg", "old", "before", "N0", "t0", "x0", "KEY", "UNSET", "Decline",
                             "__import__('os').system('false')", "{0}", "%s", "#", *keyword.kwlist]))
-# Names msgspec cannot give a Struct field (wire.py): their tables are the reference path's.
+# Names msgspec cannot give a Struct field (_fast/structs.py): their tables are the reference path's.
 UNNAMABLE = ['a"b', "a\\b", "\\", '"""', "a\nb", "\x00", "\x1f"]
 _KINDS = [int_type("bigint", unsigned=True), varchar(8), decimal(10, 2), datetime(3), blob(), int_type("int")]
 _VALUES = [2**63, "x'\"\\", "12.50", "2028-05-01 04:28:12.748", b"\x00\xff", -3]

@@ -1,4 +1,4 @@
-"""Where msgspec (the fast path, wire.py) and orjson (the reference path) might read a Canal-JSON
+"""Where msgspec (the fast path, _fast/structs.py) and orjson (the reference path) might read a Canal-JSON
 message apart: every such message gets the reference path's events or error reason, and the fast
 path takes the valid ones it can vouch for."""
 from __future__ import annotations

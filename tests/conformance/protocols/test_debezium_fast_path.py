@@ -1,4 +1,4 @@
-"""The Debezium decoder's fast path (msgspec, protocols/debezium/fast.py) gives exactly what the reference
+"""The Debezium decoder's fast path (msgspec, protocols/debezium/_fast/) gives exactly what the reference
 path does: the same events for the messages the real encoder writes, the same error for damaged ones, and
 the reference's answer wherever msgspec and orjson could read the same bytes differently."""
 from __future__ import annotations

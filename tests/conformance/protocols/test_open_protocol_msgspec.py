@@ -1,4 +1,4 @@
-"""The Open Protocol decoder's msgspec fast path (fast.py, wire.py, rowcode.py) gives exactly what
+"""The Open Protocol decoder's msgspec fast path (_fast/decoder.py, _fast/structs.py, _fast/rowcode.py) gives exactly what
 the reference path gives: the same events, column order and key columns, or the same DecodeError.
 
 Each test decodes with the decoder as shipped (the fast path first) and with a decoder whose fast

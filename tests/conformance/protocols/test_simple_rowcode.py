@@ -1,4 +1,4 @@
-"""The Simple JSON fast path's generated event functions (protocols/simple/rowcode.py) give what the
+"""The Simple JSON fast path's generated event functions (protocols/simple/_fast/rowcode.py) give what the
 reference path gives, whatever the column names, and check an UPDATE's old values on their own.
 
 Every check goes through test_simple_fast_path.Pair: the decoder as it runs and one without a fast

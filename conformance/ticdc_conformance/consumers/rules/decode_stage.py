@@ -8,7 +8,7 @@ bad record with its coordinates instead of dying inside a worker.
 For the Spark consumer (`arrow_decoder`) every row also carries its record's place in the merged
 arrival order, and three kinds of rows describe the partitions rather than events:
 - arrival order: the sequential consumer reads all partitions merged by (timestamp, topic,
-  partition) (local.py `merged_records`, record_files.py `merge_by_timestamp`). Merging streams that are
+  partition) (sequential/consumer.py `merged_records`, transport/record_files.py `merge_by_timestamp`). Merging streams that are
   each in offset order takes, from every partition, the record whose running maximum of that key
   is smallest; so a record's place is (running maximum timestamp of its partition, topic,
   partition, offset where that maximum was reached, offset, seq): `pos_ts` and `pos_offset`. It

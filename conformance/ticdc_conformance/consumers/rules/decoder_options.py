@@ -3,7 +3,7 @@
 The sink options of the manifest, plus what large messages need from the run folder: the local
 folder behind the claim-check storage URI (manifest `claim_check`), and, for handle-key-only
 messages, the upstream snapshot lookup — TiCDC's consumer reads the full row from TiDB with
-`tidb_snapshot`; here the run's ground truth answers (snapshot.TruthSnapshot).
+`tidb_snapshot`; here the run's ground truth answers (protocols/common/snapshot.py TruthSnapshot).
 """
 from __future__ import annotations
 

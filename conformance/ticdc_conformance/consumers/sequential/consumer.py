@@ -4,18 +4,18 @@ It reads all partitions merged by Kafka timestamp (as one consumer subscribed to
 would) and applies the rules of docs/consumer-rules.md, which follow the specs and TiCDC's own
 Kafka consumer (cmd/kafka-consumer):
 - each partition's watermark only moves forward, a regression is tolerated and logged; the global
-  watermark is the minimum over all partitions (watermarks.py);
+  watermark is the minimum over all partitions (consumers/rules/watermarks.py);
 - row events wait per partition and table and are applied in commit-ts order, one transaction per
   commit ts, once the global watermark reaches them; a row event at or below the watermark already
   applied is a re-send and is dropped; a re-sent copy of one still waiting is dropped; a re-sent
-  event that was never applied is kept (ordering.py);
+  event that was never applied is kept (consumers/rules/ordering.py);
 - DDL is decoded from every partition but applied once, when the global watermark reaches its
   commit ts, after the row events before it and before those after it; what it does to rows
-  (rename, truncate, drop, partitions, columns) is derived from the message (ddl_semantics.py);
+  (rename, truncate, drop, partitions, columns) is derived from the message (consumers/rules/ddl_semantics.py);
 - Simple row events wait in the decoder for their BOOTSTRAP or DDL; the partition's watermark
   waits with them, so a consumer that joined mid-stream starts applying after the next BOOTSTRAP.
 Events without a commit ts (Canal-JSON without the TiDB extension) apply in arrival order, and the
-output says so. Outputs: output.py. The test consumers (tests/consumers/) derive from this class.
+output says so. Outputs: consumers/output.py. The test consumers (tests/consumers/) derive from this class.
 """
 from __future__ import annotations
 

@@ -1,16 +1,16 @@
 """Admission: what happens to each row event, decided per partition in arrival order.
 
 A `mapInArrow` over the decoded row events (and watermarks) of each topic-partition, in
-(offset, seq) order, with the driver's checkpoints (spark_plan.py). Per row event, as local.py
-and ordering.py decide it:
+(offset, seq) order, with the driver's checkpoints (plan.py). Per row event, as sequential/consumer.py
+and consumers/rules/ordering.py decide it:
 - `state`: `dropped` when its commit ts is at or below the checkpoint recorded before it arrived
   (a re-send of something already applied); `applied` with the checkpoint index `k` whose flush
   applies it; `waiting` when no checkpoint reaches it yet (it is still buffered at the end);
 - `epoch`: how often its partition showed a re-send before it (a watermark regression, or a
-  table's commit ts going back among the events not dropped; ordering.py DMLBuffer.new_epoch),
+  table's commit ts going back among the events not dropped; consumers/rules/ordering.py DMLBuffer.new_epoch),
   which tells a re-sent copy from a legitimate duplicate in a table without key;
-- the apply-order columns (spark_plan.APPLY_KEY) and `seg`, the number of DDLs applied before it;
-- `key_shape`: the key the consumer's table is keyed by after this event (tables.py: the named key
+- the apply-order columns (plan.APPLY_KEY) and `seg`, the number of DDLs applied before it;
+- `key_shape`: the key the consumer's table is keyed by after this event (consumers/rules/tables.py: the named key
   columns, or for a message naming none, the image's column names).
 
 A partition's events come in offset order, and the arrival places of its records only grow, so the
@@ -75,7 +75,7 @@ class _Partition:
     def __init__(self) -> None:
         self.reached = 0  # checkpoints recorded before the current event
         self.epoch = 0
-        self.high: dict[tuple[str, str], int] = {}  # ordering.py _Group.high per table
+        self.high: dict[tuple[str, str], int] = {}  # consumers/rules/ordering.py _Group.high per table
 
 
 def admitter(plan: AdmitPlan, decoded: pa.Schema):

@@ -1,25 +1,25 @@
 """The reference Spark consumer: records -> the sequential consumer's outputs, computed as sets.
 
-It writes what the sequential reference consumer (local.py) writes -- `final/`, `applied.ndjson` +
+It writes what the sequential reference consumer (sequential/consumer.py) writes -- `final/`, `applied.ndjson` +
 `applied.parquet`, `states/` + `states.parquet` and `consumer.json` (docs/consumer-protocol.md,
 "Output") -- and follows the same rules (docs/consumer-rules.md), so the checkpoint check holds it
 against the ground truth at every checkpoint. Stages, each one or two Spark jobs:
 
-1. decode (decode_stage.py): records repartitioned by Kafka partition, sorted by offset, decoded in
+1. decode (consumers/rules/decode_stage.py): records repartitioned by Kafka partition, sorted by offset, decoded in
    parallel with `mapInArrow`; every event carries its record's place in the merged arrival order;
    the partitions' watermark progress rides along as rows of its own. Written to WORK/decoded/;
-2. plan (spark_plan.py, on the driver): from the small rows only (watermark, progress, DDL,
+2. plan (plan.py, on the driver): from the small rows only (watermark, progress, DDL,
    BOOTSTRAP, one summary per partition) the checkpoints -- the global watermark, the minimum over
    partitions, each time it rises, at the record where it does --, which DDL is applied at which
    checkpoint and which copies are dropped, the watermark regressions;
-3. admit (spark_admit.py): per Kafka partition in offset order, each row event is dropped (a
+3. admit (admit.py): per Kafka partition in offset order, each row event is dropped (a
    re-send below the watermark applied when it arrived), applied at the first checkpoint at or
    above its commit ts, or left waiting; WORK/admitted/;
-4. tables (spark_shards.py): the sequential consumer's table logic replayed on shards of the rows
+4. tables (shards.py): the sequential consumer's table logic replayed on shards of the rows
    (a hash of the row key within each group of tables linked by RENAME/EXCHANGE), every shard with
    all metadata steps of its tables; copies of an event meet in its shard and are dropped there;
    WORK/replayed/ holds the state lines, final rows and the applied row events;
-5. write (spark_write.py): each output sorted and written by one task with output.py's writers.
+5. write (write.py): each output sorted and written by one task with consumers/output.py's writers.
 
 Nothing of the stream is collected to the driver. What is: the decode stage's watermark, progress,
 DDL and BOOTSTRAP rows and one summary row per partition (one watermark per partition per
@@ -167,7 +167,7 @@ def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir:
     """Runs the consumer over a record-file directory or a DataFrame with the Kafka-source columns.
 
     `run_dir` is the generated run's folder, where large messages are resolved from (claim-check
-    files, the upstream snapshot; decoder_options.py); by default the folder holding a record-file
+    files, the upstream snapshot; consumers/rules/decoder_options.py); by default the folder holding a record-file
     directory, none for a DataFrame. `stage_seconds`, when given, receives the elapsed seconds of
     each stage (decode, admit, replay, write) for the benchmark; consumer.json stays free of timings
     so that two runs of one stream write identical files."""
@@ -355,7 +355,7 @@ def _applied(counts: list[dict], phase: int) -> int:
 
 def _figures(facts: "_StreamFacts", cps: Checkpoints, ddls, counts: list[dict], meta: MetadataReplay,
              written: dict[str, int]) -> dict:
-    """consumer.json: the sequential consumer's figures (local.py write) plus records and events."""
+    """consumer.json: the sequential consumer's figures (sequential/consumer.py write) plus records and events."""
     c = meta.consumer
     c.watermarks.seen = cps.seen  # its ordering() then names the order this run used
     c.figures.update(rows_in_arrival_order=_applied(counts, PHASE_ARRIVAL), ddl_in_arrival_order=ddls.in_arrival_order)
@@ -475,7 +475,7 @@ def build_py_files(target: Path) -> int:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """`spark-submit [--master M] --py-files ticdc-conformance.zip spark_job.py --records R --out O`."""
+    """`spark-submit [--master M] --py-files ticdc-conformance.zip consumers/spark/job.py --records R --out O`."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="spark_job.py", description="The reference TiCDC consumer as a Spark job.")

@@ -1,25 +1,25 @@
 """The Spark consumer's driver-side plan: checkpoints, the apply order, DDL and BOOTSTRAP admission.
 
 Everything here works on the small part of the stream the driver collects (progress, watermark,
-DDL, BOOTSTRAP and end rows of the decode stage, decode_stage.py), never on row events. It
-reproduces, as sets, what the sequential consumer (local.py) decides event by event:
+DDL, BOOTSTRAP and end rows of the decode stage, consumers/rules/decode_stage.py), never on row events. It
+reproduces, as sets, what the sequential consumer (sequential/consumer.py) decides event by event:
 
 - arrival order: a decoded event's place is `position(row)` = (pos_ts, topic, partition,
-  pos_offset, offset, seq), the order in which local.py's merge reads the records (decode_stage.py);
+  pos_offset, offset, seq), the order in which sequential/consumer.py's merge reads the records (consumers/rules/decode_stage.py);
 - checkpoints: walking the partitions' progress rows in arrival order, the global watermark (the
-  minimum over every partition, watermarks.py) is recorded as a checkpoint each time it rises above
+  minimum over every partition, consumers/rules/watermarks.py) is recorded as a checkpoint each time it rises above
   the last one, at the record where it did (after that record's events);
 - what is applied when (`APPLY_KEY`): every applied item has a checkpoint index k (the checkpoint
   whose flush applies it; K = number of checkpoints for what is applied after the last one) and a
   phase: 0 = applied on arrival (no commit ts; BOOTSTRAP), ordered by arrival; 1 = applied by the
   flush at checkpoint k, ordered by commit ts, row events before the DDLs of the same commit ts,
-  rows of one transaction by (schema, table, key order, op, arrival) as local.py sorts them, DDLs
+  rows of one transaction by (schema, table, key order, op, arrival) as sequential/consumer.py sorts them, DDLs
   by first arrival; 2 = the checkpoint line itself. A row event or DDL at or below the checkpoint
   before its arrival is a re-send and is dropped; one above it waits for the first checkpoint at
   or above its commit ts (every earlier checkpoint lies below it), or, when the stream carries no
   watermark at all, is applied at the end (k = 0 = K, phase 1);
 - DDL: applied once per (commit ts, schema, table, query), at its first arrival not dropped
-  (ordering.py DDLQueue).
+  (consumers/rules/ordering.py DDLQueue).
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def txn_bound(key: tuple) -> tuple:
 class Checkpoints:
     values: list[int] = field(default_factory=list)  # W_0 < W_1 < ...
     positions: list[Position] = field(default_factory=list)  # where each was reached
-    seen: bool = False  # the stream carried a watermark (local.py: watermarks.seen)
+    seen: bool = False  # the stream carried a watermark (sequential/consumer.py: watermarks.seen)
 
     @property
     def count(self) -> int:
@@ -82,7 +82,7 @@ class Checkpoints:
     def from_progress(cls, progress: Iterable[dict], partitions: Iterable[tuple[str, int]],
                       seen: bool) -> "Checkpoints":
         """`progress`: the decode stage's progress rows. A partition the manifest did not list
-        counts from its first record on (local.py: watermarks.know)."""
+        counts from its first record on (sequential/consumer.py: watermarks.know)."""
         marks: dict[tuple[str, int], int] = {tp: 0 for tp in partitions}
         out = cls(seen=seen)
         applied = 0
@@ -104,7 +104,7 @@ class Checkpoints:
         return bisect.bisect_left(self.values, ts)
 
     def is_resend(self, pos: Position, ts: int) -> bool:
-        """At or below the global watermark applied when it arrived: already applied (local.py on_row)."""
+        """At or below the global watermark applied when it arrived: already applied (sequential/consumer.py on_row)."""
         n = self.reached_before(pos)
         return n > 0 and ts <= self.values[n - 1]
 
@@ -157,7 +157,7 @@ def admit_ddls(rows: Iterable[dict], cps: Checkpoints) -> AdmittedDDLs:
 
 
 def bootstrap_items(rows: Iterable[dict], cps: Checkpoints) -> list[tuple[tuple, dict]]:
-    """A BOOTSTRAP names its table's columns when it arrives (local.py feed)."""
+    """A BOOTSTRAP names its table's columns when it arrives (sequential/consumer.py feed)."""
     return sorted(((arrival_key(cps.reached_before(position(r)), position(r)), r) for r in rows),
                   key=lambda item: item[0])
 

@@ -3,8 +3,8 @@
 What a consumer's tables hold at every checkpoint is path-dependent: a DDL renames, truncates,
 exchanges or reshapes the rows that exist when it runs; a table whose messages change their key
 columns is re-keyed; a table without any key is a multiset. Rather than re-derive all of that as
-window functions, the Spark consumer runs the sequential consumer's own table logic (tables.py,
-through local.py LocalConsumer.apply_rows / apply_ddl) on shards of the rows, in parallel:
+window functions, the Spark consumer runs the sequential consumer's own table logic (consumers/rules/tables.py,
+through sequential/consumer.py LocalConsumer.apply_rows / apply_ddl) on shards of the rows, in parallel:
 
 - the rows of the tables linked by RENAME, EXCHANGE PARTITION or CREATE TABLE ... LIKE form a
   component (rows move only inside one); a shard is a component's rows with one hash of the row
@@ -12,15 +12,15 @@ through local.py LocalConsumer.apply_rows / apply_ddl) on shards of the rows, in
   step of the component (its DDLs, the BOOTSTRAPs, and the first row event naming a table's
   columns, `intros`), so all shards keep the same columns and partitions, and its own rows.
   A component whose row events change their key columns (ADD/DROP PRIMARY KEY, a key-less table
-  whose image gains a column) is re-keyed by tables.py, which moves rows between keys: it is
+  whose image gains a column) is re-keyed by consumers/rules/tables.py, which moves rows between keys: it is
   replayed as one shard;
 - an UPDATE that moves a row to another key is split into its removal (under the old key) and its
   insertion (under the new one), each in its key's shard, both inside the same transaction; a
-  transaction's removals all come before its insertions anyway (tables.py apply_txn);
+  transaction's removals all come before its insertions anyway (consumers/rules/tables.py apply_txn);
 - row events of one transaction are deduplicated in their shard: every copy of an event has the
-  same key, so the copies meet there (ordering.py: keep the first; in a table without key, also the
+  same key, so the copies meet there (consumers/rules/ordering.py: keep the first; in a table without key, also the
   copies from the first one's partition and epoch);
-- the shard records its tables at every checkpoint where it applied something (tables.py
+- the shard records its tables at every checkpoint where it applied something (consumers/rules/tables.py
   checkpoint, the temporal state lines), and at the end its open lines and final rows.
 The driver replays the metadata steps alone once (`MetadataReplay`) for what belongs to the
 stream as a whole: the tables that exist at the end and their columns, and the notes.
@@ -140,7 +140,7 @@ def steps_by_component(steps: list[Step], comps: Components) -> dict[int, list[S
 def apply_step(consumer: LocalConsumer, kind: str, payload: dict) -> None:
     if kind == "ddl":
         consumer.apply_ddl(payload)
-    else:  # a BOOTSTRAP, or a row event naming the table's columns (tables.py ConsumerTables.table)
+    else:  # a BOOTSTRAP, or a row event naming the table's columns (consumers/rules/tables.py ConsumerTables.table)
         consumer.tables.table((payload["schema"], payload["table"]), parse_columns(payload["columns"]) or None)
 
 
@@ -160,7 +160,7 @@ class MetadataReplay:
             self._note_end()
 
     def _note_end(self) -> None:
-        # local.py finish(): said when the end-of-stream flush starts
+        # sequential/consumer.py finish(): said when the end-of-stream flush starts
         self._noted = True
         self.consumer.note(NO_WATERMARK_NOTE)
 
@@ -244,7 +244,7 @@ class _Shard:
 
 
 def _dedup(rows: list[dict]) -> list[dict]:
-    """ordering.py DMLBuffer.add over one transaction's rows in arrival order: a copy is dropped
+    """consumers/rules/ordering.py DMLBuffer.add over one transaction's rows in arrival order: a copy is dropped
     unless its table has no key and it came from the first one's partition and epoch."""
     first: dict[tuple, dict] = {}
     kept = []

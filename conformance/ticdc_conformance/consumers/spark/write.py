@@ -1,4 +1,4 @@
-"""The Spark consumer's ordered outputs, each written whole by one task with output.py's writers.
+"""The Spark consumer's ordered outputs, each written whole by one task with consumers/output.py's writers.
 
 `applied.ndjson` is one sequence in apply order and `applied.parquet` numbers its lines, so each
 output must come out of one ordered stream. Each output is its own job: the rows it needs, moved

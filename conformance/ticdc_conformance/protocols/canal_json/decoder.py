@@ -34,7 +34,7 @@ from .wire import message_text, opt_int, opt_typed, read_message, req_bool, req_
 
 class CanalJSONDecoder:
     """Every Canal-JSON record is self-contained, so one instance per partition is enough; all it keeps
-    between records is each table's parsed description (plans.py), which saves work and changes no result."""
+    between records is each table's parsed description (_fast/plans.py), which saves work and changes no result."""
 
     def __init__(self, options: CanalJSONOptions, large: Optional[LargeMessages] = None) -> None:
         self._options = options

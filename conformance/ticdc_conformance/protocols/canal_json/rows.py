@@ -9,7 +9,7 @@ A DELETE carries the deleted row in `data` with `old` null; before v5.4.0 `old` 
 ("Changes in the Old field of the Delete events"), which is accepted when it really is a copy.
 `mysqlType`, `sqlType` and each row name the same columns: TiCDC builds all three from one column
 filter (canal_json_encoder.go, newJSONMessageForDML), also when it keeps only handle-key columns.
-`pkNames` is the row's key only when mysqlType holds all of it (keys.py).
+`pkNames` is the row's key only when mysqlType holds all of it (protocols/common/keys.py).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def decode_rows(msg: dict, kind: str, commit_ts: Optional[int]) -> list[DecodedR
     pk = pk_names(msg, where)
     types = mysql_types(msg, where)
     # pkNames names the whole table's primary key, mysqlType the columns the message carries: a
-    # primary key a column selector cut away identifies no row (keys.py).
+    # primary key a column selector cut away identifies no row (protocols/common/keys.py).
     key_columns = carried_key([pk], types)
     sql_types = _sql_types(msg, where)
     if sql_types.keys() != types.keys():

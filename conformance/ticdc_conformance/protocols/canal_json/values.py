@@ -14,7 +14,7 @@ Text that cannot be a value of the column's type is a malformed record.
 
 Each type's reading is a factory taking the column (name and mysqlType) and returning the reader of
 its text: a decoder that sees the same table many times builds the readers once per table version
-(plans.py) instead of dispatching on the type for every value.
+(_fast/plans.py) instead of dispatching on the type for every value.
 """
 from __future__ import annotations
 
@@ -233,7 +233,7 @@ class Plain:
     bounds: Optional[tuple[int, int]] = None
 
 
-# A row's plain texts have few combinations of shapes (common.DIGITS_AS_ZERO); rowcode.py
+# A row's plain texts have few combinations of shapes (common.wire.DIGITS_AS_ZERO); _fast/rowcode.py
 # remembers those that match.
 _PLAIN_UNSIGNED = "[0-9]{1,20}"  # at most 20 digits: within the readers' _MAX_INT_TEXT
 

@@ -83,7 +83,7 @@ class _Catalog:
         ts, ddl_type = line["commit_ts"], line["ddl_type"]
         name: Name = (line["schema"], line["table"])
         if line.get("schema_version") is not None:
-            # truth.py writes one tables.ndjson line per DDL with a table after it, in history order.
+            # ticdc_contract/truth.py writes one tables.ndjson line per DDL with a table after it, in history order.
             after = next(tables, None)
             if after is None or (after.schema, after.table) != name:
                 raise SnapshotUnavailable(f"the truth files disagree: the DDL at {ts} on {name[0]}.{name[1]} "

@@ -6,7 +6,7 @@ StructCache keeps each struct schema parsed, keyed by its exact JSON text (orjso
 object: equal text means an equal object with the same JSON types, hence the same descriptors). Only
 structs that parsed cleanly are kept, so a malformed one fails every time with its own reason. The cache
 holds at most MAX_STRUCTS entries and starts over when full, so a stream of ever-new schemas cannot
-grow it without limit. (The fast path, plans.py, goes further: it keys a whole schema half by its
+grow it without limit. (The fast path, _fast/plans.py, goes further: it keys a whole schema half by its
 bytes on the wire, before parsing anything.)
 
 A column's converter takes the values TiCDC writes in their usual shape (an integer in range, a double,

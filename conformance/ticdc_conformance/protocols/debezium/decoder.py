@@ -6,10 +6,10 @@ Spec 000 (Debezium) defines three value shapes, told apart by the payload:
 - DDL: no `op`, a `ddl` statement and `tableChanges` (Debezium's SchemaChangeValue).
 `payload.source.commit_ts` is TiCDC's extension field carrying the commit TSO; the key's payload
 holds the handle key columns ("primary key or unique index columns"), which identify the row
-when the value carries them (keys.py).
+when the value carries them (protocols/common/keys.py).
 Every message is one JSON document per key and per value, no batching, so the decoder keeps no
 state between records beyond caches of parsed schemas. DML messages of TiCDC's shapes go through
-the fast path first (fast.py), which yields the same events and declines everything else.
+the fast path first (_fast/decoder.py), which yields the same events and declines everything else.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class DebeziumDecoder:
         return 0  # every message carries what its rows need: nothing is ever held
 
     def decode(self, record: KafkaRecord) -> list[DecodedEvent]:
-        # common.decode_errors(record, unexpected="malformed message"), written out: a with-block costs
+        # common.wire.decode_errors(record, unexpected="malformed message"), written out: a with-block costs
         # more than the decoding of a small row.
         try:
             if self._fast is not None:
@@ -168,7 +168,7 @@ class DebeziumDecoder:
         struct = after_struct if after_struct is not None else before_struct
         columns = struct.names if struct is not None else ()
         # The key names the table's handle key whatever a column selector kept; the row is
-        # identified by it only when the value carries it too (keys.py).
+        # identified by it only when the value carries it too (protocols/common/keys.py).
         key_columns = carried_key([self._key_columns(key)], after, before)
         return DecodedRow(schema=db, table=table, op=kind, commit_ts=commit_ts, after=after,
                           before=before, key_columns=key_columns, columns=columns)

@@ -4,7 +4,7 @@ project_value(t, v, options) = what DebeziumDecoder outputs for a message TiCDC 
 the TiCDC encoding (encoding.py) followed by the decoder's own value decoding (values.py), so the
 two cannot drift apart. describe_fidelity classifies the type: "exact" when the projection is
 the identity for every value TiDB can store (permissive sql_modes and every upstream time zone
-included: tests/unit/test_fidelity_roundtrip.py holds each class against the encoder and the
+included: tests/conformance/fidelity/test_fidelity_roundtrip.py holds each class against the encoder and the
 decoder), "lossy" otherwise; Debezium carries every column, so nothing is "absent".
 """
 from __future__ import annotations

@@ -49,7 +49,7 @@ _DATETIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\
 _TIME = re.compile(r"-?[0-9]{2,3}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?")
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
-# Whether a text matches one of those patterns depends only on its shape (common.DIGITS_AS_ZERO).
+# Whether a text matches one of those patterns depends only on its shape (common.wire.DIGITS_AS_ZERO).
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def decode_columns(section: Any) -> tuple[dict[str, Any], list[tuple[str, ...]]]
 
 
 def key_candidates(columns: dict[str, ColumnValue]) -> list[tuple[str, ...]]:
-    """The keys the flags of the carried columns describe, best first (see protocols/keys.py).
+    """The keys the flags of the carried columns describe, best first (see protocols/common/keys.py).
 
     1. the handle key ("h" or HandleKeyFlag). Flags mark only carried columns, so a handle key a
        column selector cut in part cannot be told from a whole one; TiCDC refuses a selection

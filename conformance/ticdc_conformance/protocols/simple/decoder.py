@@ -8,7 +8,7 @@ TiCDC's own decoder keeps them in `cachedMessages` (TiCDC pkg/sink/codec/simple/
 When a BOOTSTRAP or DDL releases them and some turn out malformed, nothing else is lost: `decode`
 raises a DecodeError naming the first malformed held record (its own topic/partition@offset), with
 the BOOTSTRAP or DDL event and every well-formed released row attached in order as `events`, and the
-further malformed ones as `also`; the caller applies `events` as if returned (decode_stage.py).
+further malformed ones as `also`; the caller applies `events` as if returned (consumers/rules/decode_stage.py).
 
 Large messages (decoder.go assembleDMLEvent) are resolved once the DML's schema is known: a
 `claimCheckLocation` names the full message in claim-check storage (a ClaimCheckMessage whose value is
@@ -87,7 +87,7 @@ class SimpleDecoder:
         self._tables: dict[tuple[str, str, int], RowReader] = tables if tables is not None else {}
         self._held: list[tuple[KafkaRecord, DMLMessage]] = []
         self._held_bytes = 0
-        # The JSON rows TiCDC sends nearly always, read by msgspec (fast.py); rows whose checksums
+        # The JSON rows TiCDC sends nearly always, read by msgspec (_fast/decoder.py); rows whose checksums
         # are to be checked take the reference path, and so does every message with fast-path=false.
         self._fast = (FastDML(self._tables, self._time_zone, self._compression)
                       if opts.encoding == "json" and not self._check_checksums and opts.fast_path else None)
@@ -117,7 +117,7 @@ class SimpleDecoder:
                         row = None
             if row is not None:
                 return [row]
-        # common.decode_errors with unexpected=None, written out: a with-block costs more than the
+        # common.wire.decode_errors with unexpected=None, written out: a with-block costs more than the
         # decoding of a small row. No catch-all: Simple's fuzz tests are there to see any other exception.
         try:
             return self._decode(record)
@@ -269,7 +269,7 @@ class SimpleDecoder:
             commit_ts=message.commit_ts,
             after=reader.values(message.data),
             before=reader.values(message.old),
-            # A column selector may have cut the primary key out of the row (keys.py).
+            # A column selector may have cut the primary key out of the row (protocols/common/keys.py).
             key_columns=reader.key_columns(message.data, message.old),
             columns=reader.column_names,
         )

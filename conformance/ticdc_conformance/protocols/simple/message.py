@@ -117,7 +117,7 @@ class DMLMessage:
     # the handle-key columns only, and/or the full message lies at a claim-check location.
     handle_key_only: bool = False
     claim_check_location: Optional[str] = None
-    # `[integrity]` row checksums (message.go `checksum`, omitempty), checked by protocols/checksum.py
+    # `[integrity]` row checksums (message.go `checksum`, omitempty), checked by protocols/common/checksum.py
     checksum: Optional[RowChecksum] = None
     build_ts: Optional[int] = None
 

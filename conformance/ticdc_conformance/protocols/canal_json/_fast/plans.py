@@ -53,7 +53,7 @@ _UNSEEN = object()  # no entry in PlanCache._plans
 
 
 class PlanCache:
-    """The plans of the table descriptions seen last, at most `limit` of them (common.bounded_put),
+    """The plans of the table descriptions seen last, at most `limit` of them (common.wire.bounded_put),
     so that a stream naming ever new tables cannot grow it without bound.
 
     A plan costs about as much to build as a few dozen messages cost the reference path, so it is

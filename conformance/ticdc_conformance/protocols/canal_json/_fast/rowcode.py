@@ -23,7 +23,7 @@ How a row is read (the readers of values.py decide, this only arranges their wor
   only-output-updated-columns, when the others are UNSET): those take the value of the row
   after, and only the others are checked (by their shape, as above) and read, column by column.
 Whatever a row holds outside these forms raises Decline, Malformed (a reader's verdict) or
-UnicodeEncodeError (a binary text above U+00FF); the fast path (fast.py) then declines the
+UnicodeEncodeError (a binary text above U+00FF); the fast path (_fast/decoder.py) then declines the
 message and the reference path decodes it or names its fault.
 
 For the columns id (bigint), name (varchar), amount (decimal) and payload (varbinary) of a table

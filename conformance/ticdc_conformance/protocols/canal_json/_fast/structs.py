@@ -1,4 +1,4 @@
-"""The msgspec side of the fast path (fast.py): a DML message parsed in C into typed Structs.
+"""The msgspec side of the fast path (_fast/decoder.py): a DML message parsed in C into typed Structs.
 
 The reference path parses with orjson, and the fast path may only accept what orjson reads alike.
 Where msgspec reads a field it is as strict as orjson: it rejects text that is not UTF-8, lone

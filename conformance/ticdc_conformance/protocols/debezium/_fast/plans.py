@@ -1,4 +1,4 @@
-"""Plans for the fast path (fast.py): one per distinct schema half, keyed by its bytes on the wire.
+"""Plans for the fast path (_fast/decoder.py): one per distinct schema half, keyed by its bytes on the wire.
 
 With the schema on, every key and value repeats its table's schema (spec 000, "Value format"), and
 parsing it costs several times what the payload does. The fast path leaves it unparsed (msgspec.Raw)
@@ -8,7 +8,7 @@ table version, or the same schema spelled otherwise) get a plan of their own, bu
 reading of exactly those bytes with the reference path's own parsers (schema.envelope_field,
 columns.StructCache), so a plan concludes only what the reference path would. Bytes the reference
 path would reject as a schema get no plan: the fast path declines them. Both caches are bounded
-(common.bounded_put), so a stream of ever-new schemas cannot grow them.
+(common.wire.bounded_put), so a stream of ever-new schemas cannot grow them.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""msgspec types for the DML messages TiCDC sends, so that the fast path (fast.py) parses them in C.
+"""msgspec types for the DML messages TiCDC sends, so that the fast path (_fast/decoder.py) parses them in C.
 
 What msgspec reads here it reads as strictly as orjson, which the reference path uses: it rejects
 invalid UTF-8 (UnicodeDecodeError), lone surrogate escapes, numbers beyond a double (1e400), NaN and

@@ -4,7 +4,7 @@ per-table msgspec structs (structs.py), with Python finishing only what C cannot
 It only ever accepts. Whatever it cannot vouch for cheaply (a DDL event, a large-message
 placeholder, a value that fails its table's types, anything malformed) makes `FastPath.decode`
 return None, and the reference path (decoder.py) decodes the message or names its fault, so the
-events and the errors are the reference path's own (tests/unit/test_open_protocol_msgspec.py
+events and the errors are the reference path's own (tests/conformance/protocols/test_open_protocol_msgspec.py
 compares the two on generated and damaged messages).
 """
 from __future__ import annotations

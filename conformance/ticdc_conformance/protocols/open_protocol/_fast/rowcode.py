@@ -1,4 +1,4 @@
-"""The reader of one table shape's row events, written out as straight-line Python (see fast.py).
+"""The reader of one table shape's row events, written out as straight-line Python (see _fast/decoder.py).
 
 Read through a generic loop over the columns (getters mapped over the column structs, names
 zipped with the values, a loop over the values to finish), a row spends most of its time in that

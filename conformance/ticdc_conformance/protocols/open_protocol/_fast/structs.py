@@ -1,4 +1,4 @@
-"""Open Protocol frames decoded by msgspec straight into typed structs, for the fast path (fast.py).
+"""Open Protocol frames decoded by msgspec straight into typed structs, for the fast path (_fast/decoder.py).
 
 msgspec checks in C what the reference path (decoder.py, values.py) checks in Python, field by
 field: the event key's fields and their types, and for each column of a row its type code, flags,
@@ -10,7 +10,7 @@ accepts and reads the same way, so a frame that fails to decode only sends its m
 reference way. Where msgspec and orjson may read a valid-looking document differently the types
 keep away from the difference: numbers beyond 64 bits (msgspec keeps an int, orjson makes a float)
 meet int64 bounds or the reference's own range check, and a float column takes msgspec's float,
-which rounds as orjson does (tests/unit/test_open_protocol_msgspec.py pins each such case).
+which rounds as orjson does (tests/conformance/protocols/test_open_protocol_msgspec.py pins each such case).
 """
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from ticdc_conformance.protocols.simple._fast.rowcode import RowParts
 from ticdc_conformance.protocols.simple._fast.structs import ENVELOPE, NO_IMAGE
 from ticdc_conformance.protocols.simple.rows import RowReader
 
-# Plans kept per partition decoder; the cache starts over when full (common.bounded_put).
+# Plans kept per partition decoder; the cache starts over when full (common.wire.bounded_put).
 PLANS = 128
 # What a message the fast path cannot read raises: msgspec's DecodeError and ValidationError and
 # UnicodeDecodeError are ValueErrors; msgspec raises RecursionError past its nesting limit; a

@@ -1,4 +1,4 @@
-"""How the fast path (fast.py) reads the row images of one table schema version, built once per version.
+"""How the fast path (_fast/decoder.py) reads the row images of one table schema version, built once per version.
 
 msgspec reads an image into the version's row Struct (structs.py), checking in C that every column
 is there, that no other is, and that each value has its JSON type. What C cannot do is finished by

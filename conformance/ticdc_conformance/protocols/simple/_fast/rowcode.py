@@ -88,7 +88,7 @@ _TEMPLATE_STRINGS = ("DELETE", "INSERT", "UPDATE", "delete", "insert", "update")
 
 
 class RowParts:
-    """What an event function reads from a message read in two steps (fast.py): the fields it reads
+    """What an event function reads from a message read in two steps (_fast/decoder.py): the fields it reads
     from a union member, under the same names."""
 
     __slots__ = ("type", "commitTs", "data", "old")

@@ -1,5 +1,5 @@
 """Checking the text-form values of a row -- integers, DOUBLE, DECIMAL, DATE, DATETIME, TIME -- with
-one dictionary lookup, for the decoder's fast path (fast.py).
+one dictionary lookup, for the decoder's fast path (_fast/decoder.py).
 
 TiCDC writes these values as text (message.go encodeValue), and the reference path accepts one when
 it matches its kind's pattern (values.py: INT_RE within INT_CHARS characters, FLOAT_RE, DECIMAL_RE,
@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from ticdc_conformance.protocols.common.wire import bounded_put
 from ticdc_conformance.protocols.simple.values import DECIMAL_RE, FLOAT_RE, INT_CHARS, INT_RE, TEMPORAL_RE
 
-# Shapes kept per table schema version; the cache starts over when full (common.bounded_put).
+# Shapes kept per table schema version; the cache starts over when full (common.wire.bounded_put).
 SHAPES_PER_TABLE = 512
 
 Check = Callable[[str], Any]  # truthy when the text is a valid value of the column

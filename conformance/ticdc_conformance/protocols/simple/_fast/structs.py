@@ -1,4 +1,4 @@
-"""msgspec types of the Simple JSON DML message, read in C by the decoder's fast path (fast.py).
+"""msgspec types of the Simple JSON DML message, read in C by the decoder's fast path (_fast/decoder.py).
 
 A DML message (spec 004, "DML event"; field names per TiCDC pkg/sink/codec/simple/message.go) is
 read in one step when its table's schema version is among those the fast path has seen: a tagged

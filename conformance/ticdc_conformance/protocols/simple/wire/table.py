@@ -41,7 +41,7 @@ def _column(raw: object, where: str) -> ColumnInfo:
 def _key_candidates(indexes: list, by_name: dict[str, ColumnInfo], where: str) -> tuple[tuple[str, ...], ...]:
     """The PK, then the unique indexes whose columns are all NOT NULL, fewest columns first and the
     earliest on a tie: the order TiCDC picks its handle key in (TiCDC pkg/common/
-    table_info_helper.go initIndexColumns). The first the row carries whole identifies it (keys.py)."""
+    table_info_helper.go initIndexColumns). The first the row carries whole identifies it (protocols/common/keys.py)."""
     parsed = []
     for raw in indexes:
         if not isinstance(raw, dict):
