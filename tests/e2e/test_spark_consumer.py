@@ -305,7 +305,7 @@ def test_scratch_between_stages_is_written_in_bounded_row_groups(spark, tmp_path
     without read-ahead buffers in the heap (docs/performance.md, Debezium at 10M)."""
     from pyspark.sql import functions as F
 
-    from ticdc_conformance.consumers import spark_job
+    from ticdc_conformance.consumers.spark import job as spark_job
 
     monkeypatch.setattr(spark_job, "SCRATCH_ROW_GROUP_BYTES", 1 << 20)
     rows = spark.range(4096, numPartitions=1).select(F.expr("sha2(cast(id as string), 512)").alias("v"),
