@@ -73,7 +73,8 @@ STAGES: tuple[StaticStage | PytestStage, ...] = (
     StaticStage("lint", (str(BIN / "ruff"), "check", ".")),
     StaticStage("types", (sys.executable, "-m", "mypy")),
     *import_contracts(),
-    PytestStage("fast", excluded=("slow", "spark", "kafka"), pytest_args=("--durations=25",)),
+    # Both cores (pytest-xdist): the fast tests are independent, and one core took 785 s of the CI run.
+    PytestStage("fast", excluded=("slow", "spark", "kafka"), pytest_args=("--durations=25", "-n", "auto")),
     PytestStage("spark", required=("spark",), excluded=("kafka",)),
     PytestStage("kafka", required=("kafka",)),
     PytestStage("slow", required=("slow",), excluded=("spark", "kafka")),
