@@ -12,7 +12,10 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from ticdc_conformance.delivery import Schedule
 
 APPLIED_LOG_FILE = "applied.ndjson"
 STATES_FOLDER = "states"
@@ -27,7 +30,9 @@ class Capabilities:
 
     applied_log: bool  # OUT/applied.ndjson: what it applied, in order, and the checkpoints it reached
     states: bool  # OUT/states/: its tables as of every checkpoint (read only beside an applied log)
-    restarts: bool = False  # the suite may stop it and resume it from its offsets
+    restarts: bool = False  # the suite may stop it and start it again from the offsets it committed
+    schedules: bool = False  # the suite chooses the delivery order (docs/delivery-schedules.md)
+    late_join: bool = False  # it can start at a later checkpoint from a snapshot of upstream's tables
 
     @property
     def final_state_only(self) -> bool:
@@ -74,6 +79,9 @@ class RunOptions:
     """How the suite runs a consumer; each adapter uses what applies to it."""
 
     timeout_s: float = DEFAULT_TIMEOUT_S  # a program's time limit; the in-process consumers run to their end
+    # The delivery schedule for a consumer the suite feeds (Capabilities.schedules); None: the default merge.
+    schedule: Optional["Schedule"] = None
+    tables: str = "every-checkpoint"  # when a fed consumer is asked for its tables (docs/testee-protocol.md)
 
 
 @dataclass
@@ -87,6 +95,9 @@ class ConsumerRun:
     log: Optional[Path] = None  # a program's stdout and stderr
     figures: dict = field(default_factory=dict)  # what a reference consumer reports (consumer.json)
     error: Optional[str] = None
+    not_applicable: Optional[str] = None  # the consumer declined this protocol or configuration: why
+    notes: list[str] = field(default_factory=list)  # e.g. parts of the schedule the consumer does not support
+    start_ts: Optional[int] = None  # a late join's snapshot ts: upstream at or below it is not the consumer's
 
     @property
     def finished(self) -> bool:
