@@ -1,0 +1,122 @@
+"""A delivery: one schedule played over one stream, as the steps a session performs.
+
+`Delivery(schedule, records, manifest, truth)` reads the record files (one per topic-partition)
+partition by partition with a bounded read-ahead, never the whole stream. `start` says where the
+consumer's first start begins (and, on a late join, its snapshot); `steps()` yields Poll, Commit,
+Restart and AskTables until the stream is over. After performing a Restart the session calls
+`resume(offsets)` with what the consumer last committed, and later polls deliver each partition
+from there again. Everything follows from the schedule's seed: the same schedule, stream and
+resume offsets give the same steps.
+"""
+from __future__ import annotations
+
+import random
+from functools import partial
+from pathlib import Path
+from typing import Iterator, Optional
+
+from .classify import Classifier, stream_options
+from .late_join import choose_checkpoint, late_join_refusal, snapshot
+from .merges import CLASSIFYING, MERGE_FUNCTIONS, Batch, MergeContext
+from .partitions import PartitionReader, Skew, record_files, row_count
+from .schedule import Schedule
+from .steps import AskTables, Commit, Poll, Restart, Start, Step, TopicPartition
+
+
+class Delivery:
+    def __init__(self, schedule: Schedule, records: Path, manifest: dict, truth: Optional[Path] = None) -> None:
+        self.schedule, self.records, self.manifest = schedule, Path(records), manifest
+        files = record_files(self.records)
+        self._check_topics(files)
+        skew = Skew(schedule.seed, schedule.skew_ms) if schedule.skew_ms else None
+        self.readers = {tp: PartitionReader(tp, path, skew) for tp, path in sorted(files.items())}
+        # Each concern draws from its own generator, so that asking for restarts or a late join does
+        # not change the merge's choices before the first restart.
+        seed = schedule.seed
+        self._merge_rng = random.Random(f"merge/{schedule.merge}/{seed}")
+        options = stream_options(manifest, self.records.parent)
+        self._classifier = Classifier(manifest["protocol"], options) if schedule.merge in CLASSIFYING else None
+        first = {tp: self._first_offset(reader) for tp, reader in self.readers.items()}
+        if schedule.late_join:
+            self.start = self._late_join(files, options, truth, random.Random(f"late-join/{seed}"))
+            for tp, offset in self.start.offsets.items():
+                self.readers[tp].seek(offset)
+        else:
+            self.start = Start(first)
+        total = sum(max(0, row_count(files[tp]) - (self.start.offsets[tp] - first[tp])) for tp in files)
+        self.total = total  # records from the start offsets to the end (without re-deliveries)
+        restarts = random.Random(f"restarts/{seed}")
+        points = sorted(restarts.sample(range(1, total), min(schedule.restarts, max(0, total - 1))))
+        kinds = [schedule.restart == "crash" or (schedule.restart == "mixed" and restarts.random() < 0.5)
+                 for _ in points]
+        self._restarts = list(zip(points, kinds))  # (records delivered, crash) per restart
+        self._resumed = False
+
+    def _check_topics(self, files: dict[TopicPartition, Path]) -> None:
+        topics = self.manifest.get("topics", {})
+        for topic, partition in sorted(files):
+            if topics and (topic not in topics or not 0 <= partition < topics[topic]):
+                raise ValueError(f"{files[(topic, partition)]}: holds {topic}/{partition}, which the manifest's "
+                                 f"topics {topics} do not name")
+
+    @staticmethod
+    def _first_offset(reader: PartitionReader) -> int:
+        head = reader.peek()
+        return head.offset if head is not None else 0
+
+    def _late_join(self, files: dict[TopicPartition, Path], options: dict, truth: Optional[Path],
+                   rng: random.Random) -> Start:
+        refusal = late_join_refusal(self.manifest)
+        if refusal is not None:
+            raise ValueError(refusal)
+        if truth is None:
+            raise ValueError("late join: the snapshot is upstream's tables at the checkpoint, so the case's truth "
+                             "folder is needed (Delivery(..., truth=CASE/truth))")
+        checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), rng)
+        tables = partial(snapshot, Path(truth), checkpoint_ts, self.manifest["protocol"], self.manifest["sink"])
+        return Start(offsets, checkpoint_ts, tables)
+
+    # --- the steps ---------------------------------------------------------------------------------
+    def _polls(self) -> Iterator[Batch]:
+        ctx = MergeContext(self.readers, self.schedule, self._merge_rng, self._classifier)
+        return MERGE_FUNCTIONS[self.schedule.merge](ctx)
+
+    def steps(self) -> Iterator[Step]:
+        """The steps of the whole delivery: polls in the schedule's order, a commit request every
+        `commit_every` polls (with restarts), the restarts at their seeded points, and one request for
+        the tables once half the stream is delivered. It ends when every partition is delivered."""
+        polls = self._polls()
+        restarts = list(self._restarts)
+        delivered = count = 0
+        ask_at = self.total // 2 if self.total > 1 else None
+        while True:
+            batch = next(polls, None)
+            if batch is None:
+                return
+            yield Poll(batch)
+            delivered += len(batch)
+            count += 1
+            if self.schedule.restarts and count % self.schedule.commit_every == 0:
+                yield Commit()
+            if ask_at is not None and delivered >= ask_at:
+                ask_at = None
+                yield AskTables()
+            if restarts and delivered >= restarts[0][0]:
+                self._resumed = False
+                yield Restart(crash=restarts.pop(0)[1])
+                if self._resumed:  # the readers moved: the merge starts again from where they are
+                    polls = self._polls()
+
+    def resume(self, offsets: dict[TopicPartition, int]) -> None:
+        """After a Restart: deliver each partition from `offsets` (the consumer's last committed
+        offsets); a partition missing from it starts where the first start did (start.offsets), as a
+        consumer that never committed it reads it again from there."""
+        unknown = sorted(set(offsets) - set(self.readers))
+        if unknown:
+            raise ValueError(f"resume: offsets for {', '.join(f'{t}/{p}' for t, p in unknown)}, which the stream "
+                             f"does not have (partitions {', '.join(f'{t}/{p}' for t, p in self.readers)})")
+        for tp, reader in self.readers.items():
+            reader.seek(offsets.get(tp, self.start.offsets[tp]))
+            if self._classifier is not None:
+                self._classifier.reset(tp)
+        self._resumed = True

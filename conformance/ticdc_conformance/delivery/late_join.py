@@ -1,0 +1,90 @@
+"""A late join: the consumer starts at a global checkpoint W partway through the stream, with
+upstream's tables at W as its snapshot.
+
+W is a watermark ts every partition carries, at a clean cut: on each partition the first watermark
+record of ts W comes after every row event and DDL of commit ts <= W... and before none above W, so
+starting each partition right after that record loses nothing the snapshot does not hold. A stream
+without watermarks (the protocol or its options carry none) has no such W: a late join is refused.
+The snapshot is upstream's tables at W (the truth, ticdc_contract.truth.read_history replayed by
+ticdc_contract.state) projected onto the protocol's fidelity, as the checks project upstream.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Iterator, Optional
+
+from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common.column_selection import consumer_table, selectors
+from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_conformance.transport.record_files import file_records
+from ticdc_contract.canonical import row_to_json
+from ticdc_contract.state import TableStates
+from ticdc_contract.truth import read_history
+
+from .classify import Classifier
+from .partitions import READ_BATCH
+from .steps import SnapshotRow, TopicPartition
+
+
+def late_join_refusal(manifest: dict) -> Optional[str]:
+    """Why a stream of this manifest's protocol and options allows no late join, or None."""
+    protocol = manifest["protocol"]
+    if not protocol_spec(protocol).carries_watermarks(manifest["sink"]):
+        return (f"a late join starts at a watermark every partition carries; {manifest.get('encoding', protocol)} "
+                "with these sink options carries no watermark")
+    return None
+
+
+def clean_cuts(path: Path, classifier: Classifier) -> dict[int, int]:
+    """Per watermark ts of one partition's file, the offset after its first record of that ts, where
+    every row event and DDL before it (and in it) is at or below that ts."""
+    cuts: dict[int, int] = {}
+    highest = -1  # the highest commit ts of the row events and DDL so far
+    for record in file_records(path, READ_BATCH, contiguous=True):
+        carried = classifier.carried(record)
+        if carried.commit_ts is not None:
+            highest = max(highest, carried.commit_ts)
+        mark = carried.watermark
+        if mark is not None and mark not in cuts and highest <= mark:
+            cuts[mark] = record.offset + 1
+    return cuts
+
+
+def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier,
+                      rng: random.Random) -> tuple[int, dict[TopicPartition, int]]:
+    """A seeded W from the middle half of the watermarks every partition cuts cleanly at, and each
+    partition's first offset after it; ValueError when there is none."""
+    common: Optional[set[int]] = None
+    cuts: dict[TopicPartition, dict[int, int]] = {}
+    for tp in sorted(files):
+        cuts[tp] = clean_cuts(files[tp], classifier)
+        common = set(cuts[tp]) if common is None else common & set(cuts[tp])
+    candidates = sorted(common or ())
+    if not candidates:
+        raise ValueError("late join: no watermark ts is carried by every partition after all the row events and DDL "
+                         "at or below it, so no partition can start from a checkpoint without loss")
+    n = len(candidates)
+    w = candidates[rng.randint(n // 4, max(n // 4, (3 * n) // 4 - 1))]
+    return w, {tp: cuts[tp][w] for tp in files}
+
+
+def snapshot(truth: Path, checkpoint_ts: int, protocol: str, options: dict) -> Iterator[SnapshotRow]:
+    """Upstream's tables at `checkpoint_ts`, each row projected onto the protocol's fidelity for the
+    columns its consumer receives; a table without rows once, with row None. Tables in name order."""
+    states = TableStates(keep_history=False)
+    for event in read_history(Path(truth)):
+        if event.commit_ts > checkpoint_ts:
+            break
+        states.apply(event)
+    chosen = selectors(options)
+    for name in sorted(states.schemas):
+        schema = states.schemas[name]
+        view = consumer_table(schema, chosen)
+        columns = [c.name for c in view.columns if not c.is_virtual]
+        rows = states.rows.get(name, {})
+        if not rows:
+            yield name[0], name[1], columns, None
+            continue
+        for row in rows.values():
+            yield name[0], name[1], columns, project_truth_row(view, row_to_json(schema, row), protocol, options)
