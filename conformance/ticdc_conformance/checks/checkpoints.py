@@ -12,6 +12,9 @@ A consumer that writes the applied log and the temporal states of docs/consumer-
 - CONSUMER-WATERMARK-1: nothing is applied before the global watermark reaches it, and checkpoints
   only move forward;
 - CONSUMER-OUTPUT-1: the state lines name checkpoints of the applied log.
+A consumer that joined late (`start_ts`, docs/delivery-schedules.md "late join") started from a
+snapshot of upstream at start_ts: upstream up to it is its starting tables, not events it owes, so
+only what comes after is matched, and start_ts stands for the checkpoint before its first one.
 
 It scales with what changes, not with the tables' size: upstream is replayed once, event by event
 (read from the case's truth/ files, ticdc_contract.truth.read_history),
@@ -327,7 +330,8 @@ def entry_problem(entry) -> Optional[str]:
 
 
 class CheckpointCheck:
-    def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict, shows_states: bool = True) -> None:
+    def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict, shows_states: bool = True,
+                 start_ts: Optional[int] = None) -> None:
         self.truth_dir, self.out, self.manifest = Path(truth_dir), Path(consumer_out), manifest
         self.shows_states = shows_states  # the consumer declares its tables at every checkpoint (states/)
         options = manifest.get("sink", {})
@@ -347,10 +351,26 @@ class CheckpointCheck:
         self.gone_views: dict[Name, TableSchema] = {}  # the last view of a table upstream dropped or renamed
         self.since = SinceGood()
         self.since_at: dict[int, str] = {}  # per checkpoint with a finding: what was applied since the last good one
+        self.start_ts = start_ts
+        if start_ts is not None:
+            self._snapshot(start_ts)
+
+    def _snapshot(self, start_ts: int) -> None:
+        """Upstream up to a late join's snapshot, applied without matching: the consumer loaded it.
+        Its rows stay marked changed, so the first checkpoint compares every table, loaded rows too."""
+        for event in self.history:
+            if event.commit_ts > start_ts:
+                self.pending = event
+                return
+            if isinstance(event, DDL):
+                self._note_ddl(event)
+            else:
+                self.truth.apply(event)
 
     @property
     def last_checkpoint(self) -> Optional[int]:
-        return self.checkpoints[-1] if self.checkpoints else None
+        """The last checkpoint judged; before the first, a late join's snapshot ts (or None)."""
+        return self.checkpoints[-1] if self.checkpoints else self.start_ts
 
     # the applied log --------------------------------------------------------------------------
     def _entries(self) -> Iterator[dict]:
@@ -430,10 +450,12 @@ class CheckpointCheck:
                     states: Optional[_States]) -> bool:
         prev = self.last_checkpoint
         if prev is not None and w <= prev:
-            self.findings.add("CONSUMER-WATERMARK-1", LOG, None, f"checkpoint {w} follows checkpoint {prev}: "
+            what = f"checkpoint {prev}" if self.checkpoints else f"the late join's snapshot at {prev}"
+            self.findings.add("CONSUMER-WATERMARK-1", LOG, None, f"checkpoint {w} follows {what}: "
                               "the global watermark never moves back", checkpoint=w)
             return False
-        self.truth.dirty = set()
+        if self.checkpoints or self.start_ts is None:  # a late join's first checkpoint compares the snapshot too
+            self.truth.dirty = set()
         while True:
             event = self.pending or next(self.history, None)
             self.pending = None
@@ -597,16 +619,17 @@ class CheckpointCheck:
 
 
 def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict,
-                      shows: Optional[Capabilities] = None) -> CheckpointVerdict:
+                      shows: Optional[Capabilities] = None, *, start_ts: Optional[int] = None) -> CheckpointVerdict:
     """The verdict for one consumer run; `checked` is False when the consumer shows no applied log
     (a plugged-in consumer that writes final/ only), which the report then says. `shows` is what the
-    consumer's adapter declares its output shows; by default what the output folder holds declares it."""
+    consumer's adapter declares its output shows; by default what the output folder holds declares it.
+    `start_ts`: a late join's snapshot ts (ConsumerRun.start_ts); upstream up to it is not judged."""
     shows = shows if shows is not None else shown_by_output(consumer_out)
     if not shows.applied_log:
         return CheckpointVerdict(False, 0, "the consumer wrote no applied.ndjson: the checkpoint check was not "
                                  "possible, it is checked on its final state only")
     try:
-        check = CheckpointCheck(truth_dir, consumer_out, manifest, shows.states)
+        check = CheckpointCheck(truth_dir, consumer_out, manifest, shows.states, start_ts)
         verdict = check.run()
         verdict.findings = explain_rows(verdict.findings, truth_dir, manifest, check.hidden, check.since_at,
                                         all_listed=not verdict.suppressed)
