@@ -37,13 +37,15 @@ class Delivery:
         options = stream_options(manifest, self.records.parent)
         self._classifier = Classifier(manifest["protocol"], options) if schedule.merge in CLASSIFYING else None
         first = {tp: self._first_offset(reader) for tp, reader in self.readers.items()}
+        # A partition of the manifest without records starts at 0 too: the header names every partition.
+        first.update({tp: 0 for tp in self._manifest_partitions() if tp not in first})
         if schedule.late_join:
-            self.start = self._late_join(files, options, truth, random.Random(f"late-join/{seed}"))
-            for tp, offset in self.start.offsets.items():
-                self.readers[tp].seek(offset)
+            self.start = self._late_join(files, options, truth, first, random.Random(f"late-join/{seed}"))
+            for tp, reader in self.readers.items():
+                reader.seek(self.start.offsets[tp])
         else:
             self.start = Start(first)
-        total = sum(max(0, row_count(files[tp]) - (self.start.offsets[tp] - first[tp])) for tp in files)
+        total = sum(max(0, row_count(path) - (self.start.offsets[tp] - first[tp])) for tp, path in files.items())
         self.total = total  # records from the start offsets to the end (without re-deliveries)
         restarts = random.Random(f"restarts/{seed}")
         points = sorted(restarts.sample(range(1, total), min(schedule.restarts, max(0, total - 1))))
@@ -51,6 +53,9 @@ class Delivery:
                  for _ in points]
         self._restarts = list(zip(points, kinds))  # (records delivered, crash) per restart
         self._resumed = False
+
+    def _manifest_partitions(self) -> list[TopicPartition]:
+        return [(topic, p) for topic, count in sorted(self.manifest.get("topics", {}).items()) for p in range(count)]
 
     def _check_topics(self, files: dict[TopicPartition, Path]) -> None:
         topics = self.manifest.get("topics", {})
@@ -65,7 +70,7 @@ class Delivery:
         return head.offset if head is not None else 0
 
     def _late_join(self, files: dict[TopicPartition, Path], options: dict, truth: Optional[Path],
-                   rng: random.Random) -> Start:
+                   first: dict[TopicPartition, int], rng: random.Random) -> Start:
         refusal = late_join_refusal(self.manifest)
         if refusal is not None:
             raise ValueError(refusal)
@@ -74,7 +79,7 @@ class Delivery:
                              "folder is needed (Delivery(..., truth=CASE/truth))")
         checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), rng)
         tables = partial(snapshot, Path(truth), checkpoint_ts, self.manifest["protocol"], self.manifest["sink"])
-        return Start(offsets, checkpoint_ts, tables)
+        return Start({**first, **offsets}, checkpoint_ts, tables)
 
     # --- the steps ---------------------------------------------------------------------------------
     def _polls(self) -> Iterator[Batch]:
@@ -107,16 +112,23 @@ class Delivery:
                 if self._resumed:  # the readers moved: the merge starts again from where they are
                     polls = self._polls()
 
-    def resume(self, offsets: dict[TopicPartition, int]) -> None:
+    def resume(self, offsets: dict[TopicPartition, int]) -> dict[TopicPartition, int]:
         """After a Restart: deliver each partition from `offsets` (the consumer's last committed
-        offsets); a partition missing from it starts where the first start did (start.offsets), as a
-        consumer that never committed it reads it again from there."""
-        unknown = sorted(set(offsets) - set(self.readers))
+        offsets) and return where each partition now starts, for the next header's start.offsets.
+        A partition missing from `offsets`, or given one below start.offsets (0 for a partition never
+        committed, on a late join), starts where the first start did: before it lies the snapshot."""
+        unknown = sorted(set(offsets) - set(self.start.offsets))
         if unknown:
             raise ValueError(f"resume: offsets for {', '.join(f'{t}/{p}' for t, p in unknown)}, which the stream "
-                             f"does not have (partitions {', '.join(f'{t}/{p}' for t, p in self.readers)})")
+                             f"does not have (partitions {', '.join(f'{t}/{p}' for t, p in self.start.offsets)})")
+        negative = sorted(tp for tp, offset in offsets.items() if not isinstance(offset, int) or offset < 0)
+        if negative:
+            raise ValueError(f"resume: offset {offsets[negative[0]]!r} for {negative[0][0]}/{negative[0][1]} is no "
+                             "offset (an integer >= 0)")
+        starts = {tp: max(offsets.get(tp, first), first) for tp, first in self.start.offsets.items()}
         for tp, reader in self.readers.items():
-            reader.seek(offsets.get(tp, self.start.offsets[tp]))
+            reader.seek(starts[tp])
             if self._classifier is not None:
                 self._classifier.reset(tp)
         self._resumed = True
+        return starts

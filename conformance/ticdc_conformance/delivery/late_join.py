@@ -1,12 +1,15 @@
 """A late join: the consumer starts at a global checkpoint W partway through the stream, with
 upstream's tables at W as its snapshot.
 
-W is a watermark ts every partition carries, at a clean cut: on each partition the first watermark
-record of ts W comes after every row event and DDL of commit ts <= W... and before none above W, so
-starting each partition right after that record loses nothing the snapshot does not hold. A stream
-without watermarks (the protocol or its options carry none) has no such W: a late join is refused.
+W is a watermark ts every partition carries at a clean cut: on each partition, its first watermark
+record of ts W comes after every row event and DDL of that partition seen so far, all of them at or
+below W. Each partition starts right after that record, so what it delivered before the start is all
+in the snapshot, and what it delivers after is either above W or a re-send of something at or below
+it. A stream without watermarks (the protocol or its options carry none) has no such W: a late join
+is refused, naming why.
 The snapshot is upstream's tables at W (the truth, ticdc_contract.truth.read_history replayed by
-ticdc_contract.state) projected onto the protocol's fidelity, as the checks project upstream.
+ticdc_contract.state) projected onto the protocol's fidelity for the columns a consumer receives,
+as the checks project upstream (protocols/common/projection.py, column_selection.py).
 """
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ def record_files(records: Path) -> dict[TopicPartition, Path]:
     for path in files:
         pf = check_schema(path)
         if pf.metadata.num_rows == 0:
-            continue
-        first = pf.read_row_group(0, columns=["topic", "partition"]).slice(0, 1).to_pylist()[0]
+            continue  # an empty partition: nothing to deliver (Start.offsets still names it)
+        first = next(pf.iter_batches(batch_size=1, columns=["topic", "partition"])).to_pylist()[0]
         tp = (first["topic"], first["partition"])
         if tp in found:
             raise RecordFileError(f"{path}: holds {tp[0]}/{tp[1]}, as {found[tp]} does; one file per topic-partition")
