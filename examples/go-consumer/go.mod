@@ -1,0 +1,3 @@
+module ticdc-conformance/examples/go-consumer
+
+go 1.22
