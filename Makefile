@@ -8,15 +8,24 @@ BIN := $(VENV)/bin
 STAGES := $(BIN)/python .ci/stages.py
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test lint types imports test-fast test-spark test-kafka test-slow golden-check java
+.PHONY: setup run test lint types imports test-fast test-spark test-kafka test-slow golden-check java postgres
 
-setup: java $(INSTALLED)
+setup: java postgres $(INSTALLED)
 
 # Spark needs a Java 17 runtime; install it from Debian when the machine has none.
 java:
 	@java -version 2>&1 | grep -q 'version "\(17\|21\)' || { \
 	  echo "installing a Java 17 runtime (openjdk-17-jre-headless)"; \
 	  apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
+
+# The `kafka:` mode's jdbc output starts a scratch PostgreSQL server (transport/postgres.py); install
+# Debian's when the machine has none and apt-get can (otherwise those tests skip, saying why).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
+	  command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && { \
+	    echo "installing a PostgreSQL server (postgresql)"; \
+	    apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; } \
+	  || echo "no PostgreSQL server here and none installed: the kafka: jdbc tests will skip"; }
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

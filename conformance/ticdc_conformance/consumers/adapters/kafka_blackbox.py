@@ -36,8 +36,16 @@ from ticdc_conformance.errors import ConsumerError
 from ticdc_conformance.transport.errors import TransportError
 
 from .arrow_rows import canonical_rows, split_table_name, write_table
-from .interface import FINAL_FOLDER, FINAL_STATE_ONLY, Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream, \
-    shown_by_output
+from .interface import (
+    FINAL_FOLDER,
+    FINAL_STATE_ONLY,
+    Capabilities,
+    ConsumerAdapter,
+    ConsumerRun,
+    RunOptions,
+    Stream,
+    shown_by_output,
+)
 from .program import LOG_FILE, consumer_argv, run_consumer_program
 
 OUTPUTS = ("out", "jdbc")
