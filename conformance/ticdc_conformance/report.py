@@ -14,7 +14,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Sequence
 
-from ticdc_conformance.findings.outcome import CONSUMER_ERROR, FINAL_STATE_ONLY, NOT_CONFORMANT, overall_exit
+from ticdc_conformance.findings.outcome import (
+    CONSUMER_ERROR,
+    FINAL_STATE_ONLY,
+    NOT_APPLICABLE,
+    NOT_CONFORMANT,
+    overall_exit,
+)
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE, EncodingResult
 
 
@@ -35,7 +41,7 @@ def write_reports(results: Sequence[EncodingResult], directory: Path, name: str 
     outcomes = [r.outcome for r in results]
     suite = ET.Element("testsuite", name=f"ticdc-conformance.{name}", tests=str(len(results)),
                        failures=str(sum(o in (NOT_CONFORMANT, FINAL_STATE_ONLY) for o in outcomes)),
-                       errors=str(outcomes.count(CONSUMER_ERROR)),
+                       errors=str(outcomes.count(CONSUMER_ERROR)), skipped=str(outcomes.count(NOT_APPLICABLE)),
                        time=f"{sum(r.seconds for r in results):.3f}")
     for r in results:
         case = ET.SubElement(suite, "testcase", classname=f"ticdc-conformance.{r.scenario}",
@@ -50,6 +56,9 @@ def write_reports(results: Sequence[EncodingResult], directory: Path, name: str 
         elif r.outcome == FINAL_STATE_ONLY:
             el = ET.SubElement(case, "failure", message=r.verdict_line)
             el.text = text
+        elif r.outcome == NOT_APPLICABLE:  # fails nothing, passes nothing: the consumer declined it
+            el = ET.SubElement(case, "skipped", message=f"not applicable: {r.not_applicable}"[:500])
+            el.text = text
         out = ET.SubElement(case, "system-out")
         out.text = "\n".join([r.verdict_line, f"records={r.records} consumer={r.consumer} {r.checkpoint_summary}"]
                              + ([f"consumer log: {r.consumer_log}"] if r.consumer_log is not None else [])
@@ -57,8 +66,11 @@ def write_reports(results: Sequence[EncodingResult], directory: Path, name: str 
     ET.ElementTree(suite).write(paths["junit"], encoding="utf-8", xml_declaration=True)
     exit_code = overall_exit(r.exit_code for r in results)
     paths["summary"].write_text(json.dumps({
-        "conformant": exit_code == 0,
+        "conformant": exit_code == 0 and any(r.conformant for r in results),
         "exit_code": exit_code,
+        # Passes and declined encodings apart: `not applicable` fails nothing but is never a pass.
+        "passed": sum(r.conformant for r in results),
+        "not_applicable": outcomes.count(NOT_APPLICABLE),
         "results": [r.to_json() for r in results],
     }, indent=2, ensure_ascii=False) + "\n")
     return paths

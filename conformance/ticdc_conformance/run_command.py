@@ -170,8 +170,15 @@ def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str,
 @protocol_option
 @encoding_option
 @click.option("--consumer", default=SparkConsumer.spec, show_default=True,
-              help="spark | local | a command implementing docs/consumer-protocol.md, split into argv by POSIX "
-                   "shell rules (quote an argument with spaces) and run without a shell.")
+              help="The consumer under test: spark | local (the reference consumers); cmd:CMD (a program fed "
+                   "over the testee protocol on stdin/stdout, docs/testee-protocol.md); python:MODULE:CLASS (a "
+                   "class fed the same way in this process); spark:MODULE:FUNCTION; kafka:CMD (docs/consumer-"
+                   "modes.md); else a record-file command implementing docs/consumer-protocol.md. Commands are "
+                   "split into argv by POSIX shell rules (quote an argument with spaces) and run without a shell.")
+@click.option("--schedule", "schedule_spec", default=None, metavar="KIND[:OPTION=VALUE,…]",
+              help="How a fed consumer (cmd:, python:) gets the records: merge kind, poll batches, restarts, late "
+                   "join (docs/delivery-schedules.md), e.g. round-robin:batch=1-8,restarts=2,restart=crash. "
+                   "Default: timestamp order in poll batches; the seed defaults to --seed.")
 @click.option("--consumer-timeout", "consumer_timeout", type=click.FloatRange(min=0, min_open=True),
               default=CONSUMER_TIMEOUT_S, show_default=True,
               help="Seconds a consumer command may run; then its whole process group is killed (exit 3). "
@@ -187,7 +194,8 @@ def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str,
               help="Number of row events, for scenarios that take a size (e.g. large).")
 def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None, sink_uri: str | None,
         protocol: str, encoding: str | None, consumer: str, consumer_timeout: float, final_state_only: bool,
-        work: Path, report: Path | None, master: str | None, events: int | None, **delivery_options) -> None:
+        work: Path, report: Path | None, master: str | None, events: int | None, schedule_spec: str | None,
+        **delivery_options) -> None:
     """Generate, consume and check. Exit 0 when every encoding conforms, 1 on findings, 3 on a consumer
     error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4)."""
     from .consumers.adapters import adapter_for
@@ -199,6 +207,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
         adapter = adapter_for(consumer, master=master)  # a Spark session starts at the first encoding
     except ValueError as e:
         raise click.BadParameter(f"{consumer!r}: {e}", param_hint="--consumer") from None
+    schedule = _schedule(schedule_spec, seed)
     delivery = _delivery(delivery_options)
     encodings = resolve_encodings(protocol, encoding)
     configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
@@ -223,12 +232,30 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
                         results.append(run_encoding(scenario, seed, enc, work, adapter, config=configs[enc],
                                                     config_args=config_args, events=events,
                                                     final_state_only=final_state_only,
-                                                    consumer_timeout_s=consumer_timeout, digest=digest))
+                                                    consumer_timeout_s=consumer_timeout, digest=digest,
+                                                    schedule=schedule))
     except Interrupted as stop:
         click.echo(f"run stopped by {stop}: the consumer's process group (if one was running) was killed; "
                    f"what it wrote stays under {work}", err=True)
         sys.exit(128 + stop.signum)  # the shell's status for a process ended by that signal
     _verdicts(results, f"scenario {scenario}, seed {seed}, consumer {consumer}", report, report_name)
+
+
+def _schedule(spec: str | None, seed: int):
+    """The schedule `--schedule` names, its seed the run's unless it names one; None without it."""
+    if spec is None:
+        return None
+    from dataclasses import replace
+
+    from ticdc_conformance.delivery import Schedule
+
+    try:
+        schedule = Schedule.parse(spec)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--schedule") from None
+    _, _, options = spec.partition(":")
+    named = any(part.partition("=")[0].strip() == "seed" for part in options.split(","))
+    return schedule if named else replace(schedule, seed=seed)
 
 
 def _verdicts(results: list, title: str, report: Path | None, report_name: str) -> None:

@@ -22,7 +22,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ticdc_conformance.consumers.adapters import (
     Capabilities,
@@ -43,8 +43,10 @@ from ticdc_conformance.findings.outcome import (
     FINAL_STATE_ONLY,
     FINAL_STATE_ONLY_ACCEPTED,
     FINAL_STATE_ONLY_REASON,
+    NOT_APPLICABLE,
     NOT_CONFORMANT,
     ORDERING_NOT_VERIFIED,
+    PASSES,
 )
 from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 from ticdc_generators.pipeline import config_for, generate
@@ -55,6 +57,9 @@ from .checks.differential import TableVerdict, check_final_state
 from .checks.locate import locate_findings
 from .errors import CaseError, ConsumerError
 from .folders import case_folder, options_digest, recreate
+
+if TYPE_CHECKING:
+    from ticdc_conformance.delivery import Schedule
 
 CONSUMER_TIMEOUT_S = DEFAULT_TIMEOUT_S
 FINDINGS_SHOWN_PER_RULE = 5  # printed per rule by `run` and `check`; the JSON files keep them all
@@ -85,6 +90,12 @@ class EncodingResult:
     # Rows whose outcome depends on an order the stream does not convey: {table, key, reason}
     # (checks/arrival_order.py); listed, never findings.
     undecidable: list[dict] = field(default_factory=list)
+    # A fed consumer (docs/testee-protocol.md): the delivery schedule `--schedule` named (repeated in
+    # the replay command), the consumer's `unsupported` reason, and notes of the session (parts of
+    # the schedule the consumer does not support).
+    schedule: Optional[str] = None
+    not_applicable: Optional[str] = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -123,6 +134,8 @@ class EncodingResult:
         """The verdict word (findings/outcome.py)."""
         if self.error is not None:
             return CONSUMER_ERROR
+        if self.not_applicable is not None:
+            return NOT_APPLICABLE
         if self.finding_count:
             return NOT_CONFORMANT
         if self.ordering_unverified:
@@ -135,15 +148,17 @@ class EncodingResult:
 
     @property
     def conformant(self) -> bool:
-        """Passes: conformant, or judged on its final state only where --final-state-only accepts that."""
-        return self.exit_code == 0
+        """Passes: conformant, or judged on its final state only where --final-state-only accepts that
+        (never `not applicable`, which fails nothing but shows nothing either)."""
+        return self.outcome in PASSES
 
     @property
     def verdict_line(self) -> str:
         outcome = self.outcome
         verdict = (f"{outcome}: {ORDERING_NOT_VERIFIED}" if outcome == FINAL_STATE_ONLY
                    else f"{outcome}: {ORDERING_NOT_VERIFIED}, accepted by --final-state-only"
-                   if outcome == FINAL_STATE_ONLY_ACCEPTED else outcome)
+                   if outcome == FINAL_STATE_ONLY_ACCEPTED
+                   else f"{outcome}: {self.not_applicable}" if outcome == NOT_APPLICABLE else outcome)
         if self.undecidable:
             verdict += f", {len(self.undecidable)} undecidable row(s)"
         return f"{self.encoding}: {verdict} (scenario {self.scenario}, seed {self.seed}, consumer {self.consumer})"
@@ -161,6 +176,8 @@ class EncodingResult:
             cmd += f" {self.config_args}"
         if self.consumer != SparkConsumer.spec:  # run's default consumer goes without saying
             cmd += f" --consumer {shlex.quote(self.consumer)}"
+        if self.schedule is not None:
+            cmd += f" --schedule {shlex.quote(self.schedule)}"
         if self.final_state_only:
             cmd += " --final-state-only"
         return cmd
@@ -181,6 +198,8 @@ class EncodingResult:
         lines = [self.verdict_line]
         if self.error:
             lines.append("  error: " + "\n    ".join(self.error.splitlines()))
+        elif self.not_applicable is not None:
+            pass  # the verdict line gives the consumer's reason
         elif self.ordering_unverified:
             lines.append(f"  {FINAL_STATE_ONLY_REASON}"
                          + ("" if self.final_state_only else "; --final-state-only accepts that"))
@@ -204,6 +223,8 @@ class EncodingResult:
             lines.append(f"  undecidable: {u['table']} key={json.dumps(u['key'])}: {u['reason']}")
         if per_rule is not None and len(self.undecidable) > per_rule:
             lines.append(f"  … {len(self.undecidable) - per_rule} more undecidable row(s)")
+        for note in self.notes:
+            lines.append(f"  note: {note}")
         if self.outcome != CONFORMANT:
             lines.append(f"  replay: {self.replay_command}")
         return "\n".join(lines)
@@ -224,6 +245,7 @@ class EncodingResult:
             "tables": [{"table": t.table, "expected_rows": t.expected_rows, "actual_rows": t.actual_rows,
                         "findings": [f.to_json(self.encoding) for f in t.findings]} for t in self.tables],
             "undecidable": self.undecidable,
+            "schedule": self.schedule, "not_applicable": self.not_applicable, "notes": self.notes,
         }
 
     def write_result_file(self) -> None:
@@ -256,29 +278,36 @@ def run_options_digest(scenario: str, encoding: str, config: SinkConfig, events:
 def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: "str | ConsumerAdapter" = "spark",
                  spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
                  config_args: str = "", events: Optional[int] = None, final_state_only: bool = False,
-                 consumer_timeout_s: float = CONSUMER_TIMEOUT_S, digest: Optional[str] = None) -> EncodingResult:
+                 consumer_timeout_s: float = CONSUMER_TIMEOUT_S, digest: Optional[str] = None,
+                 schedule: Optional["Schedule"] = None) -> EncodingResult:
     """`consumer` is an adapter or what `--consumer` says (`spark` runs on `spark`, the session given);
     `config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
     `config_args` are the command-line options that produced it, for the replay command; `events`
     sizes a scenario that takes a size (large); `final_state_only` lets a consumer judged on its
     final state only pass. The case folder is WORK/<scenario>-seed<N>[-<digest>]/<encoding>, emptied
     first; `digest` names the run's options (`run` gives one for all its encodings), by default the
-    digest of the config and size where they are not the encoding's default."""
+    digest of the config and size where they are not the encoding's default. `schedule` is the
+    delivery schedule of a consumer the suite feeds (docs/delivery-schedules.md); None: the suite's
+    default for it, seeded with `seed`."""
     adapter = consumer_adapter(consumer, spark)
     config = config or config_for(scenario, encoding, time_zone=time_zone)
     digest = digest if digest is not None else run_options_digest(scenario, encoding, config, events)
     case = case_folder(work, scenario, seed, encoding, digest)
     result = EncodingResult(scenario, seed, encoding, config.protocol, adapter.spec, time_zone=config.time_zone,
-                            config_args=config_args, events=events, case=case, final_state_only=final_state_only)
+                            config_args=config_args, events=events, case=case, final_state_only=final_state_only,
+                            schedule=schedule.spec() if schedule is not None and adapter.capabilities.schedules
+                            else None)
     started = time.monotonic()
     recreate(case)
     manifest = generate(scenario, seed, config, case, events=events)
     result.records = manifest["records"]
     run = adapter.run(Stream.of_case(case, manifest), recreate(case / "consumer"),
-                      RunOptions(timeout_s=consumer_timeout_s))
+                      RunOptions(timeout_s=consumer_timeout_s, schedule=schedule))
     result.consumer_log = run.log
     result.error = run.error
-    if run.finished:
+    result.not_applicable = run.not_applicable
+    result.notes = list(run.notes)
+    if run.finished and run.not_applicable is None:
         try:
             _check(result, case, manifest, run)
         except ConsumerError as e:
@@ -302,7 +331,7 @@ def _check(result: EncodingResult, case: Path, manifest: dict, run: ConsumerRun)
                             + ", ".join(str(p) for p in missing))
     result.watermarks = carries_watermarks(manifest["protocol"], manifest["sink"])
     result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
-    result.checkpoints = check_checkpoints(case / "truth", out, manifest, run.shows)
+    result.checkpoints = check_checkpoints(case / "truth", out, manifest, run.shows, start_ts=run.start_ts)
     _locate(result, case, manifest)
     # Rows whose outcome no consumer could know (no commit ts), reported by the final-state check.
     result.undecidable = [u for t in result.tables for u in t.undecidable]

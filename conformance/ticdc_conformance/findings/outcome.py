@@ -7,6 +7,11 @@
 | consumer error (could not start, crashed, timed out, exited 0 without final/) | `consumer error` | 3 |
 | the stream carries watermarks, the consumer wrote no applied log with a checkpoint | `final state only` | 4 |
 | … accepted by `--final-state-only` | `conformant (final state only)` | 0 |
+| a fed consumer answered `unsupported` (docs/testee-protocol.md): it does not consume this encoding | `not applicable` | 0 |
+
+`not applicable` fails nothing (exit 0), but it is never a pass: the JSON summary counts it apart
+(`not_applicable`, `"conformant": false` on the result), and JUnit reports it as skipped, with the
+consumer's reason.
 
 Exit 2 is a bad invocation (click's usage errors, refused options and folders). Across encodings the
 most severe outcome gives the exit status: 3, then 1, then 4, then 0.
@@ -20,12 +25,15 @@ NOT_CONFORMANT = "NOT conformant"
 CONSUMER_ERROR = "consumer error"
 FINAL_STATE_ONLY = "final state only"
 FINAL_STATE_ONLY_ACCEPTED = "conformant (final state only)"
+NOT_APPLICABLE = "not applicable"
 
-EXIT_CODES = {CONFORMANT: 0, FINAL_STATE_ONLY_ACCEPTED: 0, NOT_CONFORMANT: 1, CONSUMER_ERROR: 3, FINAL_STATE_ONLY: 4}
+EXIT_CODES = {CONFORMANT: 0, FINAL_STATE_ONLY_ACCEPTED: 0, NOT_APPLICABLE: 0, NOT_CONFORMANT: 1, CONSUMER_ERROR: 3,
+              FINAL_STATE_ONLY: 4}
+PASSES = frozenset({CONFORMANT, FINAL_STATE_ONLY_ACCEPTED})  # what counts as a pass; never NOT_APPLICABLE
 _SEVERITY = (0, 4, 1, 3)  # least to most severe
 # The table's colour for each verdict.
 STYLES = {CONFORMANT: "green", FINAL_STATE_ONLY_ACCEPTED: "green", NOT_CONFORMANT: "red", CONSUMER_ERROR: "red",
-          FINAL_STATE_ONLY: "yellow"}
+          FINAL_STATE_ONLY: "yellow", NOT_APPLICABLE: "dim"}
 
 ORDERING_NOT_VERIFIED = "ordering not verified"
 FINAL_STATE_ONLY_REASON = ("the stream carries watermarks, but the consumer wrote no applied.ndjson with a "

@@ -42,7 +42,7 @@ class Interrupted(BaseException):
 
     def __init__(self, signum: int) -> None:
         self.signum = signum
-        super().__init__(_signal_name(signum))
+        super().__init__(signal_name(signum))
 
 
 @contextmanager
@@ -73,26 +73,26 @@ def consumer_argv(command: str) -> list[str]:
     return argv
 
 
-def _signal_group(pgid: int, sig: int) -> None:
+def signal_group(pgid: int, sig: int) -> None:
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass  # the group is already gone
 
 
-def _end_group(proc: subprocess.Popen) -> None:
+def end_group(proc: subprocess.Popen) -> None:
     """SIGTERM to the whole group, KILL_GRACE_S for the leader to exit, then SIGKILL to whatever
     of the group is left (a child that ignores SIGTERM, or outlived its parent)."""
-    _signal_group(proc.pid, signal.SIGTERM)
+    signal_group(proc.pid, signal.SIGTERM)
     try:
         proc.wait(timeout=KILL_GRACE_S)
     except subprocess.TimeoutExpired:
         pass
-    _signal_group(proc.pid, signal.SIGKILL)
+    signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
 
 
-def _signal_name(signum: int) -> str:
+def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
     except ValueError:
@@ -119,18 +119,22 @@ def run_consumer_program(command: str, args: list[str], log: Path, timeout_s: fl
         try:
             returncode = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _end_group(proc)
+            end_group(proc)
             raise ConsumerError(f"consumer {command!r} did not finish within {timeout_s:g}s (--consumer-timeout); "
                                 f"its process group was killed; its output: {log}") from None
         except BaseException:  # Interrupted, KeyboardInterrupt: the consumer must not outlive the suite
-            _end_group(proc)
+            end_group(proc)
             raise
-        _signal_group(proc.pid, signal.SIGKILL)  # what it left running must not write on while it is judged
+        signal_group(proc.pid, signal.SIGKILL)  # what it left running must not write on while it is judged
     if returncode != 0:
-        how = f"was ended by {_signal_name(-returncode)}" if returncode < 0 else f"exited with {returncode}"
-        tail = log_tail(log)
-        raise ConsumerError(f"consumer {command!r} {how}; its output: {log}"
-                            + (f"; last lines:\n{tail}" if tail else " (empty)"))
+        raise ConsumerError(f"consumer {command!r} {exit_problem(returncode, log)}")
+
+
+def exit_problem(returncode: int, log: Path) -> str:
+    """How a consumer that did not exit 0 ended, with the log file and its last lines."""
+    how = f"was ended by {signal_name(-returncode)}" if returncode < 0 else f"exited with {returncode}"
+    tail = log_tail(log)
+    return f"{how}; its output: {log}" + (f"; last lines:\n{tail}" if tail else " (empty)")
 
 
 class ProgramConsumer(ConsumerAdapter):
