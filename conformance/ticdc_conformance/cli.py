@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from ticdc_conformance.fuzz_command import fuzz
 from ticdc_conformance.kafka_command import kafka
 
 from .bench.command import bench
@@ -29,3 +30,4 @@ def main() -> None:
 for command in (scenarios, generate_cmd, consume, py_files, run, check, golden, differential_cmd, fidelity, bench,
                 rules_cmd, lint_cmd, kafka):
     main.add_command(command)
+main.add_command(fuzz)

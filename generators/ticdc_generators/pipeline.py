@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterable
 
+from ticdc_contract.model import DDL, Transaction
 from ticdc_contract.protocols import CANAL_JSON, DEBEZIUM, OPEN_PROTOCOL, SIMPLE, SIMPLE_AVRO, SIMPLE_JSON
 from ticdc_contract.record_files import RecordFileWriter
 from ticdc_contract.truth import TruthWriter
@@ -77,15 +79,29 @@ def configure(scenario_name: str, encoding: str, time_zone: str = "UTC", changef
 def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, events: int | None = None) -> dict:
     """Writes DIR/records/, DIR/manifest.json and DIR/truth/ (and DIR/claim-check/ under
     large-message-handle-option = claim-check); returns the manifest."""
-    out = Path(out)
     scenario = get_scenario(scenario_name)
+    return _write_case(scenario.history(seed, events, config.time_zone), scenario_name, seed, config, out, events)
+
+
+def generate_history(history: Iterable[DDL | Transaction], config: SinkConfig, out: Path, seed: int = 0,
+                     scenario_name: str = "history") -> dict:
+    """`generate` for a history given as the model's events (one a Hypothesis strategy drew, or
+    `ticdc_contract.truth.read_history` of a case's truth): the same files, byte for byte the same
+    for the same history, config and seed; `seed` drives the simulator's delivery choices and
+    `scenario_name` is what the manifest calls the history."""
+    return _write_case(iter(history), scenario_name, seed, config, out, None)
+
+
+def _write_case(history: Iterable[DDL | Transaction], scenario_name: str, seed: int, config: SinkConfig, out: Path,
+                events: int | None) -> dict:
+    out = Path(out)
     truth = TruthWriter(out / "truth")
     claim_check = ClaimCheckStorage.for_run(config, out)
     simulator = SinkSimulator(config, seed=seed)
     # The encoders the simulator makes write their too-large messages to this run's storage.
     simulator.module = simulator.module.with_claim_check(claim_check)
     with RecordFileWriter(out / "records") as writer:
-        writer.write_all(simulator.run(truth.tee(scenario.history(seed, events, config.time_zone))))
+        writer.write_all(simulator.run(truth.tee(history)))
     truth.close()
     partitions = {f"{t}-{p}": part.next_offset for (t, p), part in sorted(simulator.partitions.items())}
     manifest = {

@@ -28,24 +28,24 @@ from typing import Any, Iterable, Iterator, Optional
 import orjson
 from deepdiff import DeepDiff
 
+from ticdc_conformance.checks.checkpoints import unjudged_by_table
+from ticdc_conformance.consumers.output import final_file_name, project_row
+from ticdc_conformance.golden.cap import largest_value
+from ticdc_conformance.golden.expected import READ_ORDER, Expected, expected_output, ordering_note, value_fidelity
+from ticdc_conformance.golden.matrix import Case, cases, level_of
+from ticdc_conformance.golden.swap import new_staging, recover, signals_held, sigterm_as_interrupt, swap_in, sweep
+from ticdc_conformance.golden.trace import Trace, simulate
+from ticdc_conformance.golden.verify import field_changes
 from ticdc_contract.canonical import dumps_line
 from ticdc_generators.pipeline import GENERATOR_VERSION
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.sink.config import SinkConfig
 
-from ticdc_conformance.consumers.output import final_file_name, project_row
-from ticdc_conformance.checks.checkpoints import unjudged_by_table
-from ticdc_conformance.golden.cap import largest_value
-from ticdc_conformance.golden.expected import READ_ORDER, Expected, expected_output, ordering_note, value_fidelity
-from ticdc_conformance.golden.matrix import Case, cases, level_of
-from ticdc_conformance.golden.swap import new_staging, recover, sigterm_as_interrupt, signals_held, swap_in, sweep
-from ticdc_conformance.golden.trace import Trace, simulate
-from ticdc_conformance.golden.verify import field_changes
-
 CASE_FORMAT = "ticdc-conformance/golden-case-v1"
 INDEX = "index.json"
-# Hand-written parts of the corpus that an update keeps as they are.
-KEPT = ("schema", "README.md")
+# Parts of the corpus that an update keeps as they are: the hand-written ones, and the regression
+# cases `fuzz` saved (regressions/<encoding>/<case>/, docs/fuzz.md), which no matrix rebuilds.
+KEPT = ("schema", "README.md", "regressions")
 MAX_DIFFS_SHOWN = 25
 
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
 from ticdc_conformance.golden.cap import capped_history
 from ticdc_contract.model import DDL, RowChange, Transaction
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.truth import TruthWriter
-from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.pipeline import DDLEvent, RowEvent, Sent, SinkSimulator, WatermarkEvent
+from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.sink.config import SinkConfig
 
 TP = tuple[str, int]
@@ -80,17 +80,25 @@ def simulate(scenario: str, seed: int, events: Optional[int], config: SinkConfig
     if config.large_message_handle_option != "none":
         raise GoldenTraceError("large-message handling writes claim-check files outside the records; "
                                "the golden corpus holds record-only cases")
-    history: list[DDL | Transaction] = []
-
-    def kept(stream: Iterator[DDL | Transaction]) -> Iterator[DDL | Transaction]:
-        for event in stream:
-            history.append(event)
-            yield event
-
     source = get_scenario(scenario).history(seed, events, config.time_zone)
     counts: dict = {}
     if max_value_bytes is not None:
         source = capped_history(source, max_value_bytes, counts)
+    return simulate_history(source, config, seed, truth_dir, rows_left_out=counts)
+
+
+def simulate_history(source: Iterable[DDL | Transaction], config: SinkConfig, seed: int, truth_dir: Path,
+                     rows_left_out: Optional[dict] = None) -> Trace:
+    """`simulate` for a history given as the model's events (a case `fuzz` drew);
+    `rows_left_out` is read once the history is consumed (the value cap counts into it)."""
+    counts = rows_left_out if rows_left_out is not None else {}
+    history: list[DDL | Transaction] = []
+
+    def kept(stream: Iterable[DDL | Transaction]) -> Iterator[DDL | Transaction]:
+        for event in stream:
+            history.append(event)
+            yield event
+
     truth = TruthWriter(truth_dir)
     seen = _Observations()
     sim = SinkSimulator(config, seed=seed, observer=seen)

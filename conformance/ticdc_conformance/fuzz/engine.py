@@ -1,0 +1,201 @@
+"""The fuzz loop: Hypothesis draws FuzzCases (space.py), each runs the consumer under test
+(example.py); the first failing one is shrunk by Hypothesis to a minimal history + configuration +
+schedule, run once more to keep its case folder and verdict, and saved as a regression case
+(regression.py).
+
+The budget stops the drawing of new examples (`_OutOfBudget`, a BaseException Hypothesis lets
+through). Shrinking has its own time limit (Budget.shrink_seconds): past it, the run stops the same
+way and keeps the smallest failing case found so far.
+
+Hypothesis's example database (a folder, by default reports/fuzz/.hypothesis) is keyed by consumer
+and encoding: the next run on the same pair replays a failure it saved before drawing anything new.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky
+
+from ticdc_conformance.consumers.adapters import ConsumerAdapter
+
+from .example import Verdict, run_case
+from .profiles import Budget
+from .progress import Progress
+from .regression import case_name, replay_command, write_case
+from .space import FuzzCase, fuzz_cases
+
+DEFAULT_TIMEOUT_S = 120.0  # seconds one example's consumer may run
+
+
+class _OutOfBudget(BaseException):
+    """The budget is spent: stop drawing (not an Exception, so Hypothesis does not shrink it)."""
+
+
+class _ExampleFailed(AssertionError):
+    """The consumer failed this example."""
+
+
+@dataclass
+class FuzzFailure:
+    case: FuzzCase
+    verdict: Verdict
+    found_after_s: float  # seconds from the start until the first failing example
+    found_after_examples: int
+    shrink_examples: int
+    regression: Optional[Path] = None
+
+    @property
+    def size(self) -> dict:
+        return {**self.case.size, "records": self.verdict.result.records}
+
+
+@dataclass
+class FuzzReport:
+    consumer: str
+    encoding: str
+    seed: int
+    budget: Budget
+    examples: int = 0
+    not_applicable: int = 0
+    not_applicable_reason: Optional[str] = None
+    seconds: float = 0.0
+    failure: Optional[FuzzFailure] = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rerun_command(self) -> str:
+        return (f"ticdc-conformance fuzz --consumer {shlex.quote(self.consumer)} --protocol {self.encoding} "
+                f"--seed {self.seed}")
+
+    def summary(self) -> str:
+        head = f"{self.encoding}: {self.examples} examples in {self.seconds:.0f}s (seed {self.seed})"
+        if self.failure is None:
+            na = f", {self.not_applicable} not applicable ({self.not_applicable_reason})" if self.not_applicable else ""
+            if self.not_applicable and self.not_applicable == self.examples:
+                return f"{head}: not applicable, the consumer declines every configuration: {self.not_applicable_reason}"
+            return f"{head}: no failure{na}"
+        f = self.failure
+        size = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in f.size.items())
+        return (f"{head}: FAILED after {f.found_after_examples} examples ({f.found_after_s:.1f}s); "
+                f"shrunk in {f.shrink_examples} examples to {size}; schedule {f.case.schedule.spec()}")
+
+
+@dataclass
+class _State:
+    budget: Budget
+    started: float = field(default_factory=time.monotonic)
+    examples: int = 0
+    not_applicable: int = 0
+    na_reason: Optional[str] = None
+    best: Optional[FuzzCase] = None
+    best_verdict: Optional[Verdict] = None
+    first_failure_at: Optional[float] = None
+    first_failure_examples: int = 0
+    shrink_examples: int = 0
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def out_of_budget(self) -> bool:
+        b = self.budget
+        return (b.seconds is not None and self.elapsed() >= b.seconds) or \
+            (b.examples is not None and self.examples >= b.examples)
+
+    def shrink_over(self) -> bool:
+        return self.first_failure_at is not None and \
+            self.elapsed() - self.first_failure_at > self.budget.shrink_seconds
+
+    @property
+    def phase(self) -> str:
+        return "drawing" if self.first_failure_at is None else "shrinking"
+
+
+def database_key(consumer: str, encoding: str) -> bytes:
+    return hashlib.sha256(f"ticdc-conformance fuzz\0{consumer}\0{encoding}".encode()).digest()
+
+
+def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work: Path, *,
+                  seed: Optional[int] = None, database: Optional[Path] = None, regressions: Optional[Path] = None,
+                  progress: Optional[Progress] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> FuzzReport:
+    """Fuzzes `adapter` on `encoding` within `budget`; the report holds the shrunk failure, if any,
+    written as a regression case under `regressions` when given."""
+    seed = seed if seed is not None else random.SystemRandom().randrange(2 ** 32)
+    report = FuzzReport(adapter.spec, encoding, seed, budget)
+    progress = progress or Progress()
+    state = _State(budget)
+    folder = Path(work) / encoding / "example"
+    rerun = report.rerun_command
+
+    def probe(case: FuzzCase) -> None:
+        if state.first_failure_at is None and state.out_of_budget():
+            raise _OutOfBudget()
+        if state.shrink_over():  # keep the smallest failure found so far (_keep runs it again)
+            raise _OutOfBudget()
+        verdict = run_case(case, adapter, folder, timeout_s, replay=rerun)
+        if state.first_failure_at is None:
+            state.examples += 1
+        else:
+            state.shrink_examples += 1
+        if verdict.not_applicable is not None:
+            state.not_applicable += 1
+            state.na_reason = verdict.not_applicable
+        progress.tick(state.examples, int(state.best is not None), state.phase, state.not_applicable)
+        if verdict.failed:
+            if state.first_failure_at is None:
+                state.first_failure_at, state.first_failure_examples = state.elapsed(), state.examples
+            state.best, state.best_verdict = case, verdict
+            raise _ExampleFailed(verdict.summary)
+
+    strategy = fuzz_cases(encoding, adapter.capabilities, budget.max_steps)
+    test = given(strategy)(probe)
+    test = settings(
+        max_examples=budget.examples if budget.examples is not None else 10 ** 9, deadline=None,
+        database=DirectoryBasedExampleDatabase(str(database)) if database is not None else None,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False,
+        derandomize=False,
+    )(test)
+    test = hypothesis_seed(seed)(test)
+    test._hypothesis_internal_database_key = database_key(adapter.spec, encoding)  # type: ignore[attr-defined]
+    progress.start(f"{encoding} ({adapter.spec})", budget.seconds, budget.examples)
+    try:
+        test()
+    except _OutOfBudget:
+        pass
+    except (_ExampleFailed, Flaky):
+        pass
+    report.examples, report.not_applicable, report.not_applicable_reason = \
+        state.examples, state.not_applicable, state.na_reason
+    if state.best is not None:
+        report.failure = _keep(state, adapter, folder, regressions, report, timeout_s)
+    report.seconds = state.elapsed()
+    progress.stop(report.summary())
+    return report
+
+
+def _keep(state: _State, adapter: ConsumerAdapter, folder: Path, regressions: Optional[Path], report: FuzzReport,
+          timeout_s: float) -> FuzzFailure:
+    """Runs the shrunk case once more (its case folder and verdict stay in FOLDER) and saves it."""
+    case = state.best
+    target = Path(regressions) / case.config.encoding / case_name(case) if regressions is not None else None
+    replay = replay_command(target, adapter.spec) if target is not None else report.rerun_command
+    verdict = run_case(case, adapter, folder, timeout_s, replay=replay)
+    if not verdict.failed:  # a consumer whose verdict changes from run to run: keep what it failed with
+        report.notes.append("the shrunk case passed when run again: the consumer's outcome is not deterministic")
+        verdict = state.best_verdict
+    failure = FuzzFailure(case, verdict, state.first_failure_at or 0.0, state.first_failure_examples,
+                          state.shrink_examples)
+    if regressions is not None:
+        found = {"consumer": adapter.spec, "fuzz_seed": report.seed, "verdict": verdict.summary,
+                 "rules": sorted({f.rule for f in verdict.result.findings})}
+        failure.regression = write_case(case, Path(regressions), found)
+    return failure

@@ -1,0 +1,150 @@
+"""What `fuzz` draws: an upstream history, a sink configuration from the protocol's option space,
+and a delivery schedule the consumer supports.
+
+Every strategy shrinks toward the plainest case: a short history (the history strategy's own
+order), the encoding's default configuration, the timestamp merge with no restart. So a shrunk
+failure keeps only the options and schedule parts the bug needs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from ticdc_conformance.consumers.adapters import Capabilities
+from ticdc_conformance.delivery import MERGES, Schedule
+from ticdc_contract.model import DDL, HistoryEvent, Transaction
+from ticdc_generators.pipeline import DEFAULT_MATRIX
+from ticdc_generators.sink.config import DispatchRule, SinkConfig
+from ticdc_generators.strategies import histories
+
+TOPIC = "ticdc-fuzz"
+RESTART_KINDS = ("mixed", "stop", "crash")  # mixed (the default) first
+# Row dispatchers (TiCDC [[sink.dispatchers]] partition): the scenarios' default first.
+DISPATCHERS = ("index-value", "table", "ts", "default")
+
+
+def first_is_default(*choices):
+    """A choice that shrinks toward its first value (the option's default)."""
+    return st.sampled_from(choices)
+
+
+# Per encoding, the TiCDC options the simulator implements and a consumer must handle, each with
+# its default first. Large-message handling and column selectors are left out: they need files
+# beside the records (claim-check) or are judged by the fidelity tests.
+def _open_protocol(draw) -> dict:
+    return {"output_old_value": draw(first_is_default(True, False)),
+            "max_batch_size": draw(first_is_default(16, 1, 4))}
+
+
+def _canal_json(draw) -> dict:
+    return {"enable_tidb_extension": draw(first_is_default(True, False)),
+            "content_compatible": draw(first_is_default(False, True))}
+
+
+def _debezium(draw) -> dict:
+    return {"enable_tidb_extension": draw(first_is_default(True, False)),
+            "debezium_disable_schema": draw(first_is_default(False, True))}
+
+
+def _simple(draw) -> dict:
+    return {"send_bootstrap_to_all_partition": draw(first_is_default(True, False)),
+            "send_all_bootstrap_at_start": draw(first_is_default(False, True)),
+            "send_bootstrap_in_msg_count": draw(first_is_default(10000, 1, 5))}
+
+
+PROTOCOL_OPTIONS = {"open-protocol": _open_protocol, "canal-json": _canal_json, "debezium": _debezium,
+                    "simple-json": _simple, "simple-avro": _simple}
+
+
+def encodings() -> list[str]:
+    return list(DEFAULT_MATRIX)
+
+
+def base_config(encoding: str) -> SinkConfig:
+    """The encoding's default configuration (the default matrix's), on the fuzz topic."""
+    if encoding not in DEFAULT_MATRIX:
+        raise ValueError(f"unknown encoding {encoding!r}; expected one of {', '.join(DEFAULT_MATRIX)}")
+    return SinkConfig(topic=TOPIC, dispatchers=(DispatchRule(matcher=("*.*",), partition=DISPATCHERS[0]),),
+                      **DEFAULT_MATRIX[encoding])
+
+
+@st.composite
+def sink_configs(draw, encoding: str) -> SinkConfig:
+    """A configuration of `encoding`: partitions, dispatcher, the protocol's options, and the
+    simulator's delivery settings (watermark cadence, table interleaving, changefeed failovers)."""
+    base = base_config(encoding)
+    partition = draw(first_is_default(*DISPATCHERS))
+    fields = {
+        "partition_num": draw(st.integers(1, 4)),
+        "dispatchers": (DispatchRule(matcher=("*.*",), partition=partition),),
+        "watermark_interval_ms": draw(first_is_default(1000, 1, 100)),
+        "interleave_tables": draw(first_is_default(False, True)),
+        **PROTOCOL_OPTIONS[encoding](draw),
+    }
+    # Without commit ts (Canal-JSON, Debezium without the TiDB extension) a consumer cannot tell a
+    # re-sent event from a new one, so no consumer could apply a failover's re-sends correctly.
+    arrival_only = encoding in ("canal-json", "debezium") and not fields["enable_tidb_extension"]
+    failovers = 0 if arrival_only else draw(st.integers(0, 2))
+    if failovers:
+        fields.update(failovers=failovers, failover_spacing=draw(st.integers(1, 12)),
+                      checkpoint_lag=draw(st.integers(0, 2)))
+    return replace(base, **fields)
+
+
+@st.composite
+def schedules(draw, capabilities: Capabilities) -> Schedule:
+    """A delivery schedule of docs/delivery-schedules.md, using restarts and late join only when
+    the consumer declares them."""
+    merge = draw(first_is_default(*MERGES))
+    low = draw(st.integers(1, 8))
+    fields: dict = {
+        "merge": merge,
+        "seed": draw(st.integers(0, 1000)),
+        "batch": (low, low + draw(st.integers(0, 63))),
+        "skew_ms": draw(first_is_default(0, 5, 1000)),
+    }
+    if merge == "lagging":
+        fields["lag"] = draw(st.integers(0, 40))
+    if capabilities.restarts and draw(st.integers(0, 1)):
+        fields.update(restarts=draw(st.integers(1, 3)), restart=draw(first_is_default(*RESTART_KINDS)),
+                      commit_every=draw(st.integers(1, 8)))
+    if capabilities.late_join:
+        fields["late_join"] = draw(first_is_default(False, True))
+    return Schedule(**fields)
+
+
+def upstream_histories(max_steps: int = 10) -> SearchStrategy[list[HistoryEvent]]:
+    """Histories of the stateful upstream model, small enough that an example takes a fraction of
+    a second: two databases, up to three tables, every DDL kind."""
+    return histories(max_steps=max_steps, max_tables=3, max_statements=3, max_columns=4)
+
+
+@dataclass(frozen=True)
+class FuzzCase:
+    """One drawn example: what upstream did, how TiCDC was configured, how the suite delivers."""
+
+    history: tuple[HistoryEvent, ...]
+    config: SinkConfig
+    schedule: Schedule
+    seed: int  # the simulator's seed (table interleaving, where failovers fall)
+
+    @property
+    def size(self) -> dict:
+        """How big the case is: history events, transactions, row changes, DDL."""
+        txns = [e for e in self.history if isinstance(e, Transaction)]
+        return {"events": len(self.history), "transactions": len(txns),
+                "row_changes": sum(len(t.changes) for t in txns),
+                "ddl": sum(1 for e in self.history if isinstance(e, DDL))}
+
+
+@st.composite
+def fuzz_cases(draw, encoding: str, capabilities: Capabilities, max_steps: int = 10,
+               config: Optional[SinkConfig] = None) -> FuzzCase:
+    """A FuzzCase for `encoding`; `config` fixes the configuration instead of drawing one."""
+    history = tuple(draw(upstream_histories(max_steps)))
+    drawn = config if config is not None else draw(sink_configs(encoding))
+    schedule = draw(schedules(capabilities))
+    return FuzzCase(history, drawn, schedule, draw(st.integers(0, 255)))

@@ -1,0 +1,141 @@
+"""`ticdc-conformance fuzz`: Hypothesis against the consumer under test (docs/fuzz.md).
+
+    ticdc-conformance fuzz --consumer SPEC --protocol P [--budget 10m | --examples N] [--seed S]
+                           [--regressions DIR]
+    ticdc-conformance fuzz --replay DIR --consumer SPEC
+
+Exit status: 0 no failure, 1 a failure was found (shrunk, printed, saved) or a replayed case
+fails, 2 a usage error, 3 a regression case that cannot be read back.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ticdc_conformance.command_line import console, encoding_option, protocol_option, resolve_encodings
+from ticdc_conformance.consumers.adapters import adapter_for
+from ticdc_conformance.fuzz import (
+    PROFILES,
+    Budget,
+    FuzzReport,
+    Progress,
+    RegressionCaseError,
+    fuzz_encoding,
+    iter_cases,
+    parse_duration,
+    replay_case,
+)
+from ticdc_conformance.fuzz.profiles import DEFAULT_PROFILE
+from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE
+
+FUZZ_ROOT = Path("reports/fuzz")
+
+
+def _budget(profile: str, budget: Optional[str], examples: Optional[int]) -> Budget:
+    base = PROFILES[profile]
+    try:
+        if budget is None and examples is None:
+            return base
+        seconds = parse_duration(budget) if budget is not None else None
+        return Budget(seconds=seconds, examples=examples, max_steps=base.max_steps,
+                      shrink_seconds=base.shrink_seconds)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _print_failure(report: FuzzReport) -> None:
+    f = report.failure
+    console.print(f"[red]FAILED[/red] {report.encoding}: consumer {report.consumer}, seed {report.seed}")
+    console.print(f"  found after {f.found_after_examples} examples ({f.found_after_s:.1f}s), "
+                  f"shrunk in {f.shrink_examples} more")
+    console.print("  case: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in f.size.items()))
+    console.print(f"  schedule: {f.case.schedule.spec()}")
+    changed = {k: v for k, v in f.case.config.ticdc_options().items()}
+    console.print(f"  partitions: {changed['partition-num']}, simulator seed {f.case.seed}, "
+                  f"failovers {f.case.config.failovers}, interleave-tables {f.case.config.interleave_tables}")
+    console.print(f.verdict.result.render(per_rule=FINDINGS_SHOWN_PER_RULE), markup=False)
+    if f.regression is not None:
+        console.print(f"  saved: {f.regression}", markup=False)
+    console.print(f"  re-find: {report.rerun_command}", markup=False)
+    for note in report.notes:
+        console.print(f"  note: {note}", markup=False)
+
+
+def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
+    folders = [folder] if (folder / "case.json").exists() else list(iter_cases(folder))
+    if not folders:
+        raise click.BadParameter(f"{folder}: no regression case (case.json) in it or two folders below it",
+                                 param_hint="--replay")
+    adapter = adapter_for(consumer)
+    worst = 0
+    try:
+        for case in folders:
+            try:
+                verdict = replay_case(case, adapter, work / case.name, timeout)
+            except RegressionCaseError as e:
+                console.print(f"[red]error[/red] {e}", markup=False)
+                worst = max(worst, 3)
+                continue
+            if verdict.not_applicable is not None:
+                console.print(f"{case}: not applicable: {verdict.not_applicable}", markup=False)
+            elif verdict.failed:
+                console.print(f"{case}: {verdict.result.render(per_rule=FINDINGS_SHOWN_PER_RULE)}", markup=False)
+                worst = max(worst, 1)
+            else:
+                console.print(f"{case}: passes", markup=False)
+    finally:
+        adapter.close()
+    return worst
+
+
+@click.command("fuzz")
+@click.option("--consumer", required=True, help="The consumer under test, as `run --consumer` names it "
+                                                "(cmd:CMD, python:module:Class, local, ...).")
+@protocol_option
+@encoding_option
+@click.option("--budget", default=None, help="Time per encoding (90s, 10m, 1h); default: the profile's.")
+@click.option("--examples", type=click.IntRange(min=1), default=None, help="Examples per encoding.")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default=DEFAULT_PROFILE, show_default=True,
+              help="Budget and history size (fuzz/profiles.py): ci is short, nightly long.")
+@click.option("--seed", type=int, default=None, help="Hypothesis seed (default: a random one, printed).")
+@click.option("--regressions", type=click.Path(file_okay=False, path_type=Path),
+              default=FUZZ_ROOT / "regressions", show_default=True,
+              help="Where a shrunk failure is saved as a regression case (the suite's own: golden/regressions).")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=FUZZ_ROOT / "work",
+              show_default=True, help="Scratch folder for the examples' case folders.")
+@click.option("--database", type=click.Path(file_okay=False, path_type=Path), default=FUZZ_ROOT / ".hypothesis",
+              show_default=True, help="Hypothesis's example database: failures found before are replayed first.")
+@click.option("--no-database", is_flag=True, help="Use no example database.")
+@click.option("--replay", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Run the consumer on a saved regression case (or every case under a folder) instead.")
+@click.option("--consumer-timeout", "timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
+              show_default=True, help="Seconds one example's consumer may run.")
+def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional[str], examples: Optional[int],
+         profile: str, seed: Optional[int], regressions: Path, work: Path, database: Path, no_database: bool,
+         replay: Optional[Path], timeout: float) -> None:
+    """Draw upstream histories, sink configurations and delivery schedules; run the consumer on each
+    and check every consumer invariant; shrink a failure and save it as a regression case."""
+    if replay is not None:
+        sys.exit(_replay(replay, consumer, work / "replay", timeout))
+    chosen = _budget(profile, budget, examples)
+    encodings = resolve_encodings(protocol, encoding)
+    console.print(f"fuzz {consumer}: {', '.join(encodings)}; budget {chosen.describe()} per encoding", markup=False)
+    try:
+        adapter = adapter_for(consumer)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--consumer") from None
+    failed = False
+    try:
+        for name in encodings:
+            report = fuzz_encoding(adapter, name, chosen, work, seed=seed,
+                                   database=None if no_database else database, regressions=regressions,
+                                   progress=Progress(), timeout_s=timeout)
+            if report.failure is not None:
+                failed = True
+                _print_failure(report)
+    finally:
+        adapter.close()
+    sys.exit(1 if failed else 0)
