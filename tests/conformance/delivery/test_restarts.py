@@ -104,3 +104,12 @@ def test_skew_changes_timestamps_only_within_the_bound_and_alike_on_redelivery(c
     again = {}
     for r in skewed:  # a record delivered again carries the same skewed timestamp
         assert again.setdefault((r.topic, r.partition, r.offset), r.timestamp_ms) == r.timestamp_ms
+
+
+def test_asking_for_restarts_leaves_the_polls_before_the_first_restart_as_they_were(case):
+    folder = case("smoke", "canal-json")
+    plain = [s.records for s in delivery(folder, "random:seed=8,batch=1-6").steps() if isinstance(s, Poll)]
+    with_restarts, _ = play(delivery(folder, "random:seed=8,batch=1-6,restarts=2"), lambda at: at)
+    first = next(i for i, s in enumerate(with_restarts) if isinstance(s, Restart))
+    before = [s.records for s in with_restarts[:first] if isinstance(s, Poll)]
+    assert before and before == plain[:len(before)]
