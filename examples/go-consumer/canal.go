@@ -189,7 +189,8 @@ func exactInteger(s string) (any, error) {
 	return json.Number(n.String()), nil
 }
 
-// members reads the quoted names of "'a','it''s')" (a mysqlType's parameters after the "(").
+// members reads the quoted member names of a mysqlType's parameters (the text after "enum("),
+// where a doubled quote stands for the quote itself.
 func members(params string) []string {
 	var out []string
 	for i := 0; i < len(params); i++ {

@@ -187,22 +187,8 @@ func (c *consumer) queueRow(where string, ev RowEvent) {
 // transaction per commit ts, each DDL after the rows below it and before those above it, then
 // writes the checkpoint.
 func (c *consumer) applyUpTo(w uint64) {
-	var due, waiting []RowEvent
-	for _, ev := range c.st.Rows {
-		if ev.CommitTs <= w {
-			due = append(due, ev)
-		} else {
-			waiting = append(waiting, ev)
-		}
-	}
-	var ddls, laterDDLs []DDL
-	for _, d := range c.st.DDLs {
-		if d.CommitTs <= w {
-			ddls = append(ddls, d)
-		} else {
-			laterDDLs = append(laterDDLs, d)
-		}
-	}
+	due, waiting := split(c.st.Rows, func(ev RowEvent) bool { return ev.CommitTs <= w })
+	ddls, laterDDLs := split(c.st.DDLs, func(d DDL) bool { return d.CommitTs <= w })
 	// Stable sorts: the rows of a transaction and the DDLs of one job keep the order they came in.
 	sort.SliceStable(due, func(i, j int) bool { return due[i].CommitTs < due[j].CommitTs })
 	sort.SliceStable(ddls, func(i, j int) bool { return ddls[i].CommitTs < ddls[j].CommitTs })
@@ -278,6 +264,18 @@ func (c *consumer) emitTables() {
 			c.emit(map[string]any{"type": "row", "schema": t.Schema, "table": t.Name, "row": r})
 		}
 	}
+}
+
+// split divides items into those that are due and the others, each in its order.
+func split[T any](items []T, due func(T) bool) (yes, no []T) {
+	for _, it := range items {
+		if due(it) {
+			yes = append(yes, it)
+		} else {
+			no = append(no, it)
+		}
+	}
+	return yes, no
 }
 
 // unmarshalNumbers decodes JSON keeping numbers as json.Number, so integers stay exact.

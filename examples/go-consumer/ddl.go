@@ -235,7 +235,7 @@ func (p *parser) alterSpec(tables map[string]*Table, key string) error {
 		}
 		p.accept("(")
 		p.partitionDefs(t.Partitions)
-	case p.accept("ADD", "COLUMN") || p.peekColumnAfterAdd():
+	case p.accept("ADD", "COLUMN") || p.implicitColumn("ADD"):
 		if p.accept("(") { // ADD COLUMN (a INT, b INT)
 			for {
 				p.addColumn(t)
@@ -283,7 +283,7 @@ func (p *parser) alterSpec(tables map[string]*Table, key string) error {
 		for _, r := range incoming {
 			t.insert(r)
 		}
-	case p.accept("DROP", "COLUMN") || p.peekColumnAfterDrop():
+	case p.accept("DROP", "COLUMN") || p.implicitColumn("DROP"):
 		col := p.next()
 		t.eachRow(func(r Row) { delete(r, col) })
 	case p.accept("CHANGE"), p.accept("RENAME", "COLUMN"):
@@ -322,26 +322,15 @@ func (p *parser) alterSpec(tables map[string]*Table, key string) error {
 	return nil
 }
 
-// peekColumnAfterAdd: "ADD `c` INT" (COLUMN left out), not ADD INDEX/KEY/PRIMARY/UNIQUE/....
-func (p *parser) peekColumnAfterAdd() bool {
-	if !p.accept("ADD") {
+// implicitColumn accepts "ADD `c` INT" or "DROP `c`" (COLUMN left out), but not a clause on an
+// index, key or constraint.
+func (p *parser) implicitColumn(verb string) bool {
+	next := p.pos + 1
+	if next >= len(p.toks) || !p.accept(verb) {
 		return false
 	}
-	next := strings.ToUpper(p.peek().text)
-	if !p.peek().quoted && strings.Contains(" INDEX KEY PRIMARY UNIQUE CONSTRAINT FULLTEXT SPATIAL FOREIGN CHECK ", " "+next+" ") {
-		p.pos--
-		return false
-	}
-	return true
-}
-
-// peekColumnAfterDrop: "DROP `c`" (COLUMN left out), not DROP INDEX/KEY/PRIMARY/....
-func (p *parser) peekColumnAfterDrop() bool {
-	if !p.accept("DROP") {
-		return false
-	}
-	next := strings.ToUpper(p.peek().text)
-	if !p.peek().quoted && strings.Contains(" INDEX KEY PRIMARY FOREIGN CHECK CONSTRAINT ", " "+next+" ") {
+	word := strings.ToUpper(p.toks[next].text)
+	if !p.toks[next].quoted && strings.Contains(" INDEX KEY PRIMARY UNIQUE CONSTRAINT FULLTEXT SPATIAL FOREIGN CHECK ", " "+word+" ") {
 		p.pos--
 		return false
 	}

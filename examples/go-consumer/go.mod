@@ -1,3 +1,3 @@
 module ticdc-conformance/examples/go-consumer
 
-go 1.22
+go 1.21
