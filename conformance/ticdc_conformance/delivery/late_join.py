@@ -43,14 +43,17 @@ def clean_cuts(path: Path, classifier: Classifier) -> dict[int, int]:
     """Per watermark ts of one partition's file, the offset after its first record of that ts, where
     every row event and DDL before it (and in it) is at or below that ts."""
     cuts: dict[int, int] = {}
+    seen: set[int] = set()
     highest = -1  # the highest commit ts of the row events and DDL so far
     for record in file_records(path, READ_BATCH, contiguous=True):
         carried = classifier.carried(record)
         if carried.commit_ts is not None:
             highest = max(highest, carried.commit_ts)
         mark = carried.watermark
-        if mark is not None and mark not in cuts and highest <= mark:
-            cuts[mark] = record.offset + 1
+        if mark is not None and mark not in seen:
+            seen.add(mark)  # only a watermark's first record is a cut: a later one is a re-send
+            if highest <= mark:
+                cuts[mark] = record.offset + 1
     return cuts
 
 

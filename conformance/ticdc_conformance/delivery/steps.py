@@ -62,3 +62,20 @@ class Start:
         for (topic, partition), offset in sorted(self.offsets.items()):
             out.setdefault(topic, {})[str(partition)] = offset
         return out
+
+
+def offsets_from_json(doc: object) -> dict[TopicPartition, int]:
+    """Offsets as the testee protocol writes them ({topic: {"partition": offset}}, a `committed`
+    answer) as Delivery.resume takes them; ValueError naming the entry that is not one."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"offsets: expected an object {{topic: {{partition: offset}}}}, got {doc!r}")
+    out: dict[TopicPartition, int] = {}
+    for topic, partitions in doc.items():
+        if not isinstance(partitions, dict):
+            raise ValueError(f"offsets of topic {topic!r}: expected an object {{partition: offset}}, got {partitions!r}")
+        for partition, offset in partitions.items():
+            if not str(partition).isdigit() or not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+                raise ValueError(f"offsets: {topic}/{partition} = {offset!r} is not a partition number with an "
+                                 "offset (an integer >= 0)")
+            out[(topic, int(partition))] = offset
+    return out

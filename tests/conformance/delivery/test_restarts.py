@@ -113,3 +113,13 @@ def test_asking_for_restarts_leaves_the_polls_before_the_first_restart_as_they_w
     first = next(i for i, s in enumerate(with_restarts) if isinstance(s, Restart))
     before = [s.records for s in with_restarts[:first] if isinstance(s, Poll)]
     assert before and before == plain[:len(before)]
+
+
+def test_committed_offsets_read_from_the_protocols_json():
+    from ticdc_conformance.delivery import offsets_from_json
+
+    assert offsets_from_json({"t": {"0": 5, "2": 0}}) == {("t", 0): 5, ("t", 2): 0}
+    for bad, named in (([1], "expected an object"), ({"t": 3}, "topic 't'"), ({"t": {"x": 1}}, "t/x"),
+                       ({"t": {"1": -2}}, "t/1 = -2"), ({"t": {"1": True}}, "t/1 = True")):
+        with pytest.raises(ValueError, match=named):
+            offsets_from_json(bad)
