@@ -111,11 +111,13 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
 @click.option("--no-database", is_flag=True, help="Use no example database.")
 @click.option("--replay", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Run the consumer on a saved regression case (or every case under a folder) instead.")
+@click.option("--known-gaps", is_flag=True, help="Draw also the parts of the space where the suite's own "
+                                                 "reference fails (docs/fuzz.md, \"Known gaps\").")
 @click.option("--consumer-timeout", "timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
               show_default=True, help="Seconds one example's consumer may run.")
 def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional[str], examples: Optional[int],
          profile: str, seed: Optional[int], regressions: Path, work: Path, database: Path, no_database: bool,
-         replay: Optional[Path], timeout: float) -> None:
+         replay: Optional[Path], known_gaps: bool, timeout: float) -> None:
     """Draw upstream histories, sink configurations and delivery schedules; run the consumer on each
     and check every consumer invariant; shrink a failure and save it as a regression case."""
     if replay is not None:
@@ -132,7 +134,7 @@ def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional
         for name in encodings:
             report = fuzz_encoding(adapter, name, chosen, work, seed=seed,
                                    database=None if no_database else database, regressions=regressions,
-                                   progress=Progress(), timeout_s=timeout)
+                                   progress=Progress(), timeout_s=timeout, known_gaps=known_gaps)
             if report.failure is not None:
                 failed = True
                 _print_failure(report)

@@ -67,6 +67,7 @@ class FuzzReport:
     examples: int = 0
     not_applicable: int = 0
     not_applicable_reason: Optional[str] = None
+    final_state_only: int = 0  # examples whose consumer showed no checkpoint (judged on final tables)
     seconds: float = 0.0
     failure: Optional[FuzzFailure] = None
     notes: list[str] = field(default_factory=list)
@@ -82,7 +83,9 @@ class FuzzReport:
             na = f", {self.not_applicable} not applicable ({self.not_applicable_reason})" if self.not_applicable else ""
             if self.not_applicable and self.not_applicable == self.examples:
                 return f"{head}: not applicable, the consumer declines every configuration: {self.not_applicable_reason}"
-            return f"{head}: no failure{na}"
+            fso = f", {self.final_state_only} judged on the final tables only (no checkpoint shown)" \
+                if self.final_state_only else ""
+            return f"{head}: no failure{na}{fso}"
         f = self.failure
         size = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in f.size.items())
         return (f"{head}: FAILED after {f.found_after_examples} examples ({f.found_after_s:.1f}s); "
@@ -96,6 +99,7 @@ class _State:
     examples: int = 0
     not_applicable: int = 0
     na_reason: Optional[str] = None
+    final_state_only: int = 0
     best: Optional[FuzzCase] = None
     best_verdict: Optional[Verdict] = None
     first_failure_at: Optional[float] = None
@@ -119,15 +123,17 @@ class _State:
         return "drawing" if self.first_failure_at is None else "shrinking"
 
 
-def database_key(consumer: str, encoding: str) -> bytes:
-    return hashlib.sha256(f"ticdc-conformance fuzz\0{consumer}\0{encoding}".encode()).digest()
+def database_key(consumer: str, encoding: str, known_gaps: bool) -> bytes:
+    return hashlib.sha256(f"ticdc-conformance fuzz\0{consumer}\0{encoding}\0{known_gaps}".encode()).digest()
 
 
 def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work: Path, *,
                   seed: Optional[int] = None, database: Optional[Path] = None, regressions: Optional[Path] = None,
-                  progress: Optional[Progress] = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> FuzzReport:
+                  progress: Optional[Progress] = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                  known_gaps: bool = False) -> FuzzReport:
     """Fuzzes `adapter` on `encoding` within `budget`; the report holds the shrunk failure, if any,
-    written as a regression case under `regressions` when given."""
+    written as a regression case under `regressions` when given. `known_gaps` draws the parts of
+    the space the suite's own reference fails on too (space.KNOWN_GAPS)."""
     seed = seed if seed is not None else random.SystemRandom().randrange(2 ** 32)
     report = FuzzReport(adapter.spec, encoding, seed, budget)
     progress = progress or Progress()
@@ -145,6 +151,7 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
             state.examples += 1
         else:
             state.shrink_examples += 1
+        state.final_state_only += verdict.final_state_only
         if verdict.not_applicable is not None:
             state.not_applicable += 1
             state.na_reason = verdict.not_applicable
@@ -155,7 +162,7 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
             state.best, state.best_verdict = case, verdict
             raise _ExampleFailed(verdict.summary)
 
-    strategy = fuzz_cases(encoding, adapter.capabilities, budget.max_steps)
+    strategy = fuzz_cases(encoding, adapter.capabilities, budget.max_steps, known_gaps=known_gaps)
     test = given(strategy)(probe)
     test = settings(
         max_examples=budget.examples if budget.examples is not None else 10 ** 9, deadline=None,
@@ -165,7 +172,7 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
         derandomize=False,
     )(test)
     test = hypothesis_seed(seed)(test)
-    test._hypothesis_internal_database_key = database_key(adapter.spec, encoding)  # type: ignore[attr-defined]
+    test._hypothesis_internal_database_key = database_key(adapter.spec, encoding, known_gaps)  # type: ignore[attr-defined]
     progress.start(f"{encoding} ({adapter.spec})", budget.seconds, budget.examples)
     try:
         test()
@@ -175,6 +182,7 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
         pass
     report.examples, report.not_applicable, report.not_applicable_reason = \
         state.examples, state.not_applicable, state.na_reason
+    report.final_state_only = state.final_state_only
     if state.best is not None:
         report.failure = _keep(state, adapter, folder, regressions, report, timeout_s)
     report.seconds = state.elapsed()

@@ -10,6 +10,7 @@ from typing import Optional
 
 from ticdc_conformance.consumers.adapters import ConsumerAdapter, RunOptions, Stream
 from ticdc_conformance.errors import ConsumerError
+from ticdc_conformance.findings.outcome import CONSUMER_ERROR, FINAL_STATE_ONLY, NOT_CONFORMANT
 from ticdc_conformance.folders import recreate
 from ticdc_conformance.runner import EncodingResult, _check
 from ticdc_generators.pipeline import generate_history
@@ -30,7 +31,14 @@ class Verdict:
 
     @property
     def failed(self) -> bool:
-        return self.not_applicable is None and not self.result.conformant
+        """A finding, or a consumer error. An example whose consumer showed no checkpoint (a late
+        join at the stream's last checkpoint, say) is judged on its final state only, which is not
+        a failure here: `final_state_only` counts those."""
+        return self.not_applicable is None and self.result.outcome in (NOT_CONFORMANT, CONSUMER_ERROR)
+
+    @property
+    def final_state_only(self) -> bool:
+        return self.not_applicable is None and self.result.outcome == FINAL_STATE_ONLY
 
     @property
     def summary(self) -> str:

@@ -18,7 +18,7 @@ from ticdc_conformance.delivery import MERGES, Schedule
 from ticdc_contract.model import DDL, HistoryEvent, Transaction
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.sink.config import DispatchRule, SinkConfig
-from ticdc_generators.strategies import histories
+from ticdc_generators.strategies import DDL_KINDS, histories
 
 TOPIC = "ticdc-fuzz"
 RESTART_KINDS = ("mixed", "stop", "crash")  # mixed (the default) first
@@ -71,8 +71,20 @@ def base_config(encoding: str) -> SinkConfig:
                       **DEFAULT_MATRIX[encoding])
 
 
+# Parts of the space where the suite's own reference consumer or checks fail (docs/fuzz.md, "Known
+# gaps"): left out of what is drawn unless `known_gaps` asks for them, so a fuzz run's failure is
+# the consumer's. Each names what it leaves out.
+KNOWN_GAPS = {
+    "debezium-default-after-null": "Debezium: no SET DEFAULT (a row written NULL before a later SET DEFAULT is "
+                                   "expected with the new default at the next checkpoint)",
+    "simple-bootstrap-at-start-failover": "Simple: no changefeed failover with send-all-bootstrap-at-start (the "
+                                          "restart's BOOTSTRAP of a table renamed since brings its old name back "
+                                          "in the reference consumer)",
+}
+
+
 @st.composite
-def sink_configs(draw, encoding: str) -> SinkConfig:
+def sink_configs(draw, encoding: str, known_gaps: bool = False) -> SinkConfig:
     """A configuration of `encoding`: partitions, dispatcher, the protocol's options, and the
     simulator's delivery settings (watermark cadence, table interleaving, changefeed failovers)."""
     base = base_config(encoding)
@@ -87,7 +99,8 @@ def sink_configs(draw, encoding: str) -> SinkConfig:
     # Without commit ts (Canal-JSON, Debezium without the TiDB extension) a consumer cannot tell a
     # re-sent event from a new one, so no consumer could apply a failover's re-sends correctly.
     arrival_only = encoding in ("canal-json", "debezium") and not fields["enable_tidb_extension"]
-    failovers = 0 if arrival_only else draw(st.integers(0, 2))
+    gap = not known_gaps and fields.get("send_all_bootstrap_at_start", False)  # simple-bootstrap-at-start-failover
+    failovers = 0 if arrival_only or gap else draw(st.integers(0, 2))
     if failovers:
         fields.update(failovers=failovers, failover_spacing=draw(st.integers(1, 12)),
                       checkpoint_lag=draw(st.integers(0, 2)))
@@ -96,8 +109,12 @@ def sink_configs(draw, encoding: str) -> SinkConfig:
 
 @st.composite
 def schedules(draw, capabilities: Capabilities) -> Schedule:
-    """A delivery schedule of docs/delivery-schedules.md, using restarts and late join only when
-    the consumer declares them."""
+    """A delivery schedule of docs/delivery-schedules.md for a consumer the suite feeds (any other
+    reads the stream as it likes: the default schedule). A fed consumer declares restarts and late
+    join only in its `ready` line, so both are drawn for every fed consumer; the session leaves out
+    what it does not declare and says so in the run's notes."""
+    if not capabilities.schedules:
+        return Schedule()
     merge = draw(first_is_default(*MERGES))
     low = draw(st.integers(1, 8))
     fields: dict = {
@@ -108,18 +125,21 @@ def schedules(draw, capabilities: Capabilities) -> Schedule:
     }
     if merge == "lagging":
         fields["lag"] = draw(st.integers(0, 40))
-    if capabilities.restarts and draw(st.integers(0, 1)):
+    if draw(st.integers(0, 1)):
         fields.update(restarts=draw(st.integers(1, 3)), restart=draw(first_is_default(*RESTART_KINDS)),
                       commit_every=draw(st.integers(1, 8)))
-    if capabilities.late_join:
-        fields["late_join"] = draw(first_is_default(False, True))
+    fields["late_join"] = draw(first_is_default(False, True))
     return Schedule(**fields)
 
 
-def upstream_histories(max_steps: int = 10) -> SearchStrategy[list[HistoryEvent]]:
+def upstream_histories(encoding: str, max_steps: int = 10, known_gaps: bool = False
+                       ) -> SearchStrategy[list[HistoryEvent]]:
     """Histories of the stateful upstream model, small enough that an example takes a fraction of
-    a second: two databases, up to three tables, every DDL kind."""
-    return histories(max_steps=max_steps, max_tables=3, max_statements=3, max_columns=4)
+    a second: two databases, up to three tables, every DDL kind (but KNOWN_GAPS')."""
+    kinds = DDL_KINDS
+    if encoding == "debezium" and not known_gaps:  # debezium-default-after-null
+        kinds = tuple(k for k in DDL_KINDS if k != "set_default")
+    return histories(max_steps=max_steps, max_tables=3, max_statements=3, max_columns=4, ddl_kinds=kinds)
 
 
 @dataclass(frozen=True)
@@ -142,9 +162,10 @@ class FuzzCase:
 
 @st.composite
 def fuzz_cases(draw, encoding: str, capabilities: Capabilities, max_steps: int = 10,
-               config: Optional[SinkConfig] = None) -> FuzzCase:
-    """A FuzzCase for `encoding`; `config` fixes the configuration instead of drawing one."""
-    history = tuple(draw(upstream_histories(max_steps)))
-    drawn = config if config is not None else draw(sink_configs(encoding))
+               config: Optional[SinkConfig] = None, known_gaps: bool = False) -> FuzzCase:
+    """A FuzzCase for `encoding`; `config` fixes the configuration instead of drawing one;
+    `known_gaps` draws the parts of the space KNOWN_GAPS leaves out too."""
+    history = tuple(draw(upstream_histories(encoding, max_steps, known_gaps)))
+    drawn = config if config is not None else draw(sink_configs(encoding, known_gaps))
     schedule = draw(schedules(capabilities))
     return FuzzCase(history, drawn, schedule, draw(st.integers(0, 255)))

@@ -1,0 +1,90 @@
+"""What `fuzz` draws and writes: configurations of each encoding, schedules only for a consumer the
+suite feeds, case folders byte for byte the same for the same drawn case, budgets that say what is
+wrong with them."""
+from __future__ import annotations
+
+import filecmp
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ticdc_conformance.consumers.adapters import Capabilities
+from ticdc_conformance.delivery import Schedule
+from ticdc_conformance.fuzz import Budget, FuzzCase, encodings, fuzz_cases, parse_duration
+from ticdc_conformance.fuzz.example import write_stream
+from ticdc_conformance.fuzz.regression import config_from_json, config_to_json
+from ticdc_conformance.fuzz.space import KNOWN_GAPS, base_config, schedules, sink_configs
+
+FED = Capabilities(applied_log=True, states=True, schedules=True)
+READS_FILES = Capabilities(applied_log=True, states=True)
+FEW = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+@pytest.mark.parametrize("encoding", encodings())
+@FEW
+@given(data=st.data())
+def test_configurations_are_of_the_encoding_and_round_trip_through_json(encoding, data):
+    config = data.draw(sink_configs(encoding))
+    assert config.encoding == encoding
+    assert config_from_json(config_to_json(config)) == config
+
+
+@FEW
+@given(st.data())
+def test_a_consumer_reading_files_gets_the_default_schedule(data):
+    assert data.draw(schedules(READS_FILES)) == Schedule()
+
+
+@FEW
+@given(schedule=schedules(FED))
+def test_schedules_of_a_fed_consumer_round_trip_through_their_spec(schedule):
+    assert Schedule.parse(schedule.spec()) == schedule
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(case=fuzz_cases("simple-json", FED, max_steps=4))
+def test_the_same_case_writes_the_same_bytes(case, tmp_path_factory):
+    a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    write_stream(case, a)
+    write_stream(case, b)
+    for folder in ("records", "truth"):
+        cmp = filecmp.dircmp(a / folder, b / folder)
+        assert not cmp.diff_files and not cmp.left_only and not cmp.right_only
+    assert (a / "manifest.json").read_bytes() == (b / "manifest.json").read_bytes()
+
+
+def test_known_gaps_are_left_out_unless_asked_for():
+    from ticdc_conformance.fuzz.space import upstream_histories
+
+    assert set(KNOWN_GAPS) == {"debezium-default-after-null", "simple-bootstrap-at-start-failover"}
+    # The strategies' repr names the DDL kinds they draw when those are not all of them.
+    assert "ddl_kinds" in repr(upstream_histories("debezium")) and "'set_default'" not in repr(
+        upstream_histories("debezium"))
+    assert "ddl_kinds" not in repr(upstream_histories("debezium", known_gaps=True))
+    assert "ddl_kinds" not in repr(upstream_histories("simple-json"))
+
+
+def test_case_size_counts_the_history():
+    case = FuzzCase((), base_config("canal-json"), Schedule(), 0)
+    assert case.size == {"events": 0, "transactions": 0, "row_changes": 0, "ddl": 0}
+    assert replace(case, seed=1) != case
+
+
+@pytest.mark.parametrize("text,seconds", [("90", 90), ("90s", 90), ("10m", 600), ("1h", 3600), ("2.5m", 150)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "ten", "-1m", "0"])
+def test_bad_durations_name_the_text(text):
+    with pytest.raises(ValueError, match="--budget"):
+        parse_duration(text)
+
+
+def test_a_budget_needs_a_limit():
+    with pytest.raises(ValueError, match="--budget.*--examples"):
+        Budget()
+    with pytest.raises(ValueError, match="--examples"):
+        Budget(examples=0)
