@@ -74,9 +74,10 @@ class Delivery:
         refusal = late_join_refusal(self.manifest)
         if refusal is not None:
             raise ValueError(refusal)
-        if truth is None:
+        if truth is None or not Path(truth).is_dir():
+            given = "none was given" if truth is None else f"{truth} is no folder"
             raise ValueError("late join: the snapshot is upstream's tables at the checkpoint, so the case's truth "
-                             "folder is needed (Delivery(..., truth=CASE/truth))")
+                             f"folder is needed (Delivery(..., truth=CASE/truth)); {given}")
         checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), rng)
         tables = partial(snapshot, Path(truth), checkpoint_ts, self.manifest["protocol"], self.manifest["sink"])
         return Start({**first, **offsets}, checkpoint_ts, tables)

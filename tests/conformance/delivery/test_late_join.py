@@ -97,5 +97,7 @@ def test_a_stream_without_watermarks_refuses_a_late_join(case):
 
 def test_a_late_join_without_the_truth_says_it_needs_it(case):
     folder = case("smoke", "canal-json")
-    with pytest.raises(ValueError, match="truth"):
+    with pytest.raises(ValueError, match="truth.*none was given"):
         Delivery(Schedule.parse("timestamp:late-join"), folder / "records", manifest_of(folder))
+    with pytest.raises(ValueError, match="nowhere is no folder"):
+        Delivery(Schedule.parse("timestamp:late-join"), folder / "records", manifest_of(folder), folder / "nowhere")
