@@ -1,9 +1,10 @@
 """The suite's checks in stages, each timed: static checks (lint, types, import contracts), then the
-fast tests, the Spark tests, the Kafka tests and the slow rest.
+fast tests, a short `fuzz` run per encoding, the Spark tests, the Kafka tests and the slow rest.
 
     python .ci/stages.py                 every stage, then a table of stage times; exit 1 if any failed
     python .ci/stages.py fast spark      those stages only
     python .ci/stages.py --count         how many tests each pytest stage selects, against the whole suite
+    TICDC_FUZZ_PROFILE=nightly python .ci/stages.py fuzz     the nightly fuzz budget (docs/fuzz.md)
     python .ci/stages.py fast -- -x -k canal    arguments after `--` go to pytest
 
 Every test runs in exactly one pytest stage: a stage selects the tests carrying all of its `required`
@@ -69,12 +70,25 @@ def import_contracts() -> tuple[StaticStage, ...]:
     return ()
 
 
+def fuzz_stage() -> StaticStage:
+    """`fuzz` against the reference streaming consumer, every encoding, under the budget of the profile
+    $TICDC_FUZZ_PROFILE names (ci: 25 s an encoding, about two and a half minutes in all; nightly: ten
+    minutes an encoding). A failure is shrunk, printed with its seed and replay command, and saved
+    under golden/regressions/ (docs/fuzz.md)."""
+    profile = os.environ.get("TICDC_FUZZ_PROFILE", "ci")
+    return StaticStage("fuzz", (sys.executable, "-m", "ticdc_conformance", "fuzz",
+                                "--consumer", "python:ticdc_conformance.consumers.streaming:StreamingConsumer",
+                                "--protocol", "all", "--profile", profile, "--regressions", "golden/regressions",
+                                "--work", "reports/fuzz/work", "--database", "reports/fuzz/.hypothesis"))
+
+
 STAGES: tuple[StaticStage | PytestStage, ...] = (
     StaticStage("lint", (str(BIN / "ruff"), "check", ".")),
     StaticStage("types", (sys.executable, "-m", "mypy")),
     *import_contracts(),
     # Both cores (pytest-xdist): the fast tests are independent, and one core took 785 s of the CI run.
     PytestStage("fast", excluded=("slow", "spark", "kafka"), pytest_args=("--durations=25", "-n", "auto")),
+    fuzz_stage(),
     PytestStage("spark", required=("spark",), excluded=("kafka",)),
     PytestStage("kafka", required=("kafka",)),
     PytestStage("slow", required=("slow",), excluded=("spark", "kafka")),

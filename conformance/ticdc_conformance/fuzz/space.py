@@ -80,6 +80,11 @@ KNOWN_GAPS = {
     "simple-bootstrap-at-start-failover": "Simple: no changefeed failover with send-all-bootstrap-at-start (the "
                                           "restart's BOOTSTRAP of a table renamed since brings its old name back "
                                           "in the reference consumer)",
+    "arrival-undecidable-key": "Canal-JSON and Debezium without the TiDB extension: one partition (a row the "
+                               "checks list as undecidable is still reported missing when its table's primary "
+                               "key lists its columns in another order than the table does)",
+    "late-join-partitions": "no late join once a partitioned table exists (the snapshot's load lines carry no "
+                            "partition definitions, so the reference consumer cannot apply a later partition DDL)",
 }
 
 
@@ -89,16 +94,17 @@ def sink_configs(draw, encoding: str, known_gaps: bool = False) -> SinkConfig:
     simulator's delivery settings (watermark cadence, table interleaving, changefeed failovers)."""
     base = base_config(encoding)
     partition = draw(first_is_default(*DISPATCHERS))
+    options = PROTOCOL_OPTIONS[encoding](draw)
+    # Without commit ts (Canal-JSON, Debezium without the TiDB extension) a consumer cannot tell a
+    # re-sent event from a new one, so no consumer could apply a failover's re-sends correctly.
+    arrival_only = encoding in ("canal-json", "debezium") and not options["enable_tidb_extension"]
     fields = {
-        "partition_num": draw(st.integers(1, 4)),
+        "partition_num": 1 if arrival_only and not known_gaps else draw(st.integers(1, 4)),  # arrival-undecidable-key
         "dispatchers": (DispatchRule(matcher=("*.*",), partition=partition),),
         "watermark_interval_ms": draw(first_is_default(1000, 1, 100)),
         "interleave_tables": draw(first_is_default(False, True)),
-        **PROTOCOL_OPTIONS[encoding](draw),
+        **options,
     }
-    # Without commit ts (Canal-JSON, Debezium without the TiDB extension) a consumer cannot tell a
-    # re-sent event from a new one, so no consumer could apply a failover's re-sends correctly.
-    arrival_only = encoding in ("canal-json", "debezium") and not fields["enable_tidb_extension"]
     gap = not known_gaps and fields.get("send_all_bootstrap_at_start", False)  # simple-bootstrap-at-start-failover
     failovers = 0 if arrival_only or gap else draw(st.integers(0, 2))
     if failovers:
@@ -108,11 +114,11 @@ def sink_configs(draw, encoding: str, known_gaps: bool = False) -> SinkConfig:
 
 
 @st.composite
-def schedules(draw, capabilities: Capabilities) -> Schedule:
+def schedules(draw, capabilities: Capabilities, late_join: bool = True) -> Schedule:
     """A delivery schedule of docs/delivery-schedules.md for a consumer the suite feeds (any other
     reads the stream as it likes: the default schedule). A fed consumer declares restarts and late
     join only in its `ready` line, so both are drawn for every fed consumer; the session leaves out
-    what it does not declare and says so in the run's notes."""
+    what it does not declare and says so in the run's notes. `late_join=False` draws none."""
     if not capabilities.schedules:
         return Schedule()
     merge = draw(first_is_default(*MERGES))
@@ -128,7 +134,8 @@ def schedules(draw, capabilities: Capabilities) -> Schedule:
     if draw(st.integers(0, 1)):
         fields.update(restarts=draw(st.integers(1, 3)), restart=draw(first_is_default(*RESTART_KINDS)),
                       commit_every=draw(st.integers(1, 8)))
-    fields["late_join"] = draw(first_is_default(False, True))
+    if late_join:
+        fields["late_join"] = draw(first_is_default(False, True))
     return Schedule(**fields)
 
 
@@ -167,5 +174,7 @@ def fuzz_cases(draw, encoding: str, capabilities: Capabilities, max_steps: int =
     `known_gaps` draws the parts of the space KNOWN_GAPS leaves out too."""
     history = tuple(draw(upstream_histories(encoding, max_steps, known_gaps)))
     drawn = config if config is not None else draw(sink_configs(encoding, known_gaps))
-    schedule = draw(schedules(capabilities))
+    partitioned = any(isinstance(e, DDL) and e.table_after is not None and e.table_after.partitioning is not None
+                      for e in history)
+    schedule = draw(schedules(capabilities, late_join=known_gaps or not partitioned))  # late-join-partitions
     return FuzzCase(history, drawn, schedule, draw(st.integers(0, 255)))

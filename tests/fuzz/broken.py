@@ -1,0 +1,32 @@
+"""The broken streaming consumers `fuzz` must find, with the encoding each is fuzzed on and the
+largest shrunk case tests accept (history events)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Broken:
+    name: str  # module under tests/consumers/streaming/
+    cls: str
+    encoding: str
+    bug: str
+    max_events: int = 12  # history events of the shrunk case
+
+    @property
+    def spec(self) -> str:
+        return f"python:tests.consumers.streaming.{self.name}:{self.cls}"
+
+
+BROKEN = (
+    Broken("newest_schema", "NewestSchema", "simple-json", "decodes with the newest cached schema, not schemaVersion"),
+    Broken("partition_watermark", "PartitionWatermark", "canal-json",
+           "flushes at its partition's watermark, not the global one"),
+    Broken("drops_resends", "DropsResends", "canal-json",
+           "drops re-sends below its partition's highest commit ts (ticdc#4051)"),
+    Broken("loses_buffered_rows", "LosesBufferedRows", "canal-json",
+           "loses the rows it buffered in memory at a restart"),
+    Broken("reapplies_after_restart", "ReappliesAfterRestart", "canal-json",
+           "applies again after a restart (no persisted applied watermark)"),
+)
+REFERENCE = "python:ticdc_conformance.consumers.streaming:StreamingConsumer"

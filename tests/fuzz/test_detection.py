@@ -1,0 +1,47 @@
+"""`fuzz` finds each broken streaming consumer within the ci budget (fuzz/profiles.py) and shrinks
+its failure to a small case; the reference streaming consumer passes the same budget on every
+encoding. Seeds are fixed, so the examples drawn are the same from run to run; the time budget is
+what a slow machine shortens, so the budget here is the ci profile's with room for a loaded machine.
+Figures: docs/fuzz.md, "Detection" (tests/fuzz/measure_detection.py)."""
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import pytest
+
+from ticdc_conformance.consumers.adapters import adapter_for
+from ticdc_conformance.fuzz import PROFILES, Progress, encodings, fuzz_encoding, replay_case
+
+from .broken import BROKEN, REFERENCE
+
+# The ci profile's drawing budget, doubled for a machine whose cores other jobs share.
+BUDGET = replace(PROFILES["ci"], seconds=2 * PROFILES["ci"].seconds)
+SEED = 1
+
+pytestmark = pytest.mark.slow
+
+
+def _quiet() -> Progress:
+    return Progress(io.StringIO(), terminal=False)
+
+
+@pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
+def test_fuzz_finds_and_shrinks(broken, tmp_path):
+    report = fuzz_encoding(adapter_for(broken.spec), broken.encoding, BUDGET, tmp_path / "work", seed=SEED,
+                           regressions=tmp_path / "regressions", progress=_quiet())
+    assert report.failure is not None, f"{broken.name} ({broken.bug}) not found in {report.summary()}"
+    size = report.failure.size
+    assert size["events"] <= broken.max_events, f"shrunk to {size}, more than {broken.max_events} history events"
+    # The saved case replays: the broken consumer fails it, the reference passes it.
+    saved = report.failure.regression
+    assert replay_case(saved, adapter_for(broken.spec), tmp_path / "again").failed
+    assert not replay_case(saved, adapter_for(REFERENCE), tmp_path / "reference").failed
+
+
+@pytest.mark.parametrize("encoding", encodings())
+def test_the_reference_passes_the_same_budget(encoding, tmp_path):
+    report = fuzz_encoding(adapter_for(REFERENCE), encoding, BUDGET, tmp_path / "work", seed=SEED,
+                           progress=_quiet())
+    assert report.failure is None, report.summary() + "\n" + report.failure.verdict.result.render()
+    assert report.examples > 0
