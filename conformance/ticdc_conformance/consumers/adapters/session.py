@@ -219,7 +219,7 @@ class Session:
             header["claim_check"] = cc
         self.start_no += 1
         deadline = self._deadline()
-        self.endpoint.send([header], deadline)
+        self._send([header], deadline)
         raw = self._read(deadline, "its ready line")
         if raw is None:
             raise self._error(f"its output ended before its ready line ({self.endpoint.ended_output()})")
@@ -228,10 +228,10 @@ class Session:
             return str(line["reason"])
         if line["type"] != READY:
             raise self._error(f"its first line must be ready or unsupported, not {line['type']}: "
-                              f"line {self.line_no}: {shown(raw)}")
+                              f"output line {self.line_no}: {shown(raw)}")
         if line["protocol_version"] != PROTOCOL_VERSION:
             raise self._error(f"its ready line names protocol_version {line['protocol_version']}, the header "
-                              f"{PROTOCOL_VERSION}: line {self.line_no}: {shown(raw)}")
+                              f"{PROTOCOL_VERSION}: output line {self.line_no}: {shown(raw)}")
         self.supports = frozenset(line["supports"])
         self.figures.supports = sorted(self.supports)
         return None
@@ -245,10 +245,10 @@ class Session:
             batch.append({"type": "load", "schema": schema, "table": table, "columns": list(columns), "row": row})
             self.figures.snapshot_rows += row is not None
             if len(batch) >= 256:
-                self.endpoint.send(batch, self._deadline())
+                self._send(batch, self._deadline())
                 batch = []
         batch.append({"type": "loaded", "checkpoint_ts": w})
-        self.endpoint.send(batch, self._deadline())
+        self._send(batch, self._deadline())
 
     def _restart(self, crash: bool, delivery: Delivery) -> None:
         if SUPPORTS_RESTARTS not in self.supports:
@@ -283,7 +283,7 @@ class Session:
                 self._applied(raw, line)
             else:
                 raise self._error(f"a {line['type']} line after {after}, when only its exit was awaited: "
-                                  f"line {self.line_no}: {shown(raw)}")
+                                  f"output line {self.line_no}: {shown(raw)}")
         problem = self.endpoint.wait(deadline)
         if problem is not None:
             raise self._error(problem)
@@ -303,7 +303,7 @@ class Session:
             messages.append(record_message(record))
         self.figures.polls += 1
         self.figures.records_delivered += len(messages)
-        self.endpoint.send(messages, self._deadline())
+        self._send(messages, self._deadline())
         self._request("sync")
         if self.options.tables == "every-checkpoint" and self.last_checkpoint is not None \
                 and self.last_checkpoint != self.last_answered:
@@ -313,7 +313,7 @@ class Session:
         answer = self._request("tables")
         if answer["checkpoint"] != self.last_checkpoint:
             raise self._error(f"its tables answer names checkpoint {answer['checkpoint']}, but the last checkpoint "
-                              f"it wrote is {self.last_checkpoint}: line {self.line_no}")
+                              f"it wrote is {self.last_checkpoint}: output line {self.line_no}")
         self.last_answered = answer["checkpoint"]
 
     def _commit(self) -> None:
@@ -322,10 +322,10 @@ class Session:
         for tp, offset in sorted(offsets.items()):
             if tp not in self.delivered:
                 raise self._error(f"its committed answer names {tp[0]}/{tp[1]}, a partition of no topic the "
-                                  f"header named: line {self.line_no}")
+                                  f"header named: output line {self.line_no}")
             if offset > self.delivered[tp]:
                 raise self._error(f"its committed answer gives offset {offset} for {tp[0]}/{tp[1]}, above what was "
-                                  f"delivered (the next offset there is {self.delivered[tp]}): line {self.line_no}")
+                                  f"delivered (the next offset there is {self.delivered[tp]}): output line {self.line_no}")
         self.committed.update(offsets)
         self.ever_committed = True
         self.journal.mark()
@@ -338,7 +338,7 @@ class Session:
         self.next_id += 1
         what = f"the answer to {kind} id {rid}"
         deadline = self._deadline()
-        self.endpoint.send([{"type": kind, "id": rid}], deadline)
+        self._send([{"type": kind, "id": rid}], deadline)
         if kind == "sync":
             self.figures.syncs += 1
         elif kind == "tables":
@@ -359,10 +359,10 @@ class Session:
                     self.journal.add(raw)
                 return line
             elif t in ANSWERS.values():
-                raise self._error(f"waiting for {what}, it answered {t} id {line['id']}: line {self.line_no}: "
+                raise self._error(f"waiting for {what}, it answered {t} id {line['id']}: output line {self.line_no}: "
                                   f"{shown(raw)}")
             else:
-                raise self._error(f"a {t} line while waiting for {what}: line {self.line_no}: {shown(raw)}")
+                raise self._error(f"a {t} line while waiting for {what}: output line {self.line_no}: {shown(raw)}")
 
     def _applied(self, raw: bytes, line: dict) -> None:
         self.journal.add(raw)
@@ -372,6 +372,16 @@ class Session:
     # --- lines --------------------------------------------------------------------------------
     def _deadline(self) -> float:
         return time.monotonic() + self.options.timeout_s
+
+    def _send(self, messages: list[dict], deadline: float) -> None:
+        try:
+            self.endpoint.send(messages, deadline)
+        except AnswerTimeout as e:
+            self._kill()
+            first = messages[0]
+            what = f"{first['type']} id {first['id']}" if "id" in first else f"a {first['type']} line"
+            raise self._error(f"it took no input within {self.options.timeout_s:g}s (--consumer-timeout) while "
+                              f"{what} was written ({e}); it was killed") from None
 
     def _read(self, deadline: float, what: str) -> Optional[bytes]:
         try:
@@ -390,7 +400,7 @@ class Session:
         try:
             return parse_line(raw)
         except LineError as e:
-            raise self._error(f"line {self.line_no} is not a protocol line ({e}), while waiting for {what} "
+            raise self._error(f"output line {self.line_no} is not a protocol line ({e}), while waiting for {what} "
                               f"(docs/testee-protocol/consumer-to-suite.schema.json): {shown(raw)}") from None
 
     def _error(self, text: str) -> SessionError:

@@ -19,11 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator, Optional
 
-import orjson
-
 from ticdc_conformance.consumers.output import AppliedLog, StatesWriter, final_file_name
 
-from .session_wire import CHECKPOINT, DDL, ROW, TABLES, TXN
+from .session_wire import CHECKPOINT, DDL, ROW, TABLES, TXN, dumps, loads
 
 JOURNAL_FILE = "consumer-session.ndjson"
 CONSUMER_FIGURES = "consumer.json"
@@ -64,7 +62,7 @@ class Journal:
         self._f.flush()
         with open(self.path, "rb") as f:
             for raw in f:
-                yield orjson.loads(raw)
+                yield loads(raw)
 
 
 @dataclass
@@ -128,10 +126,10 @@ def fold(journal: Journal, out: Path) -> FoldFigures:
                 final.setdefault(name, [])  # a table without rows is there too
             if line["row"] is None:
                 continue
-            row = orjson.dumps(line["row"])
+            row = dumps(line["row"])
             if answer == answers - 1:
                 final[name].append(row)
-            key = orjson.dumps(line["row"], option=orjson.OPT_SORT_KEYS)
+            key = dumps(line["row"], sort_keys=True)
             v = versions.get(key)
             if v is None:
                 v = versions[key] = _Version(row, [])
@@ -159,7 +157,7 @@ def fold(journal: Journal, out: Path) -> FoldFigures:
 
 
 def _text(image: Optional[dict]) -> Optional[str]:
-    return None if image is None else orjson.dumps(image).decode()
+    return None if image is None else dumps(image).decode()
 
 
 def _close_versions(current: dict, w: int, states: StatesWriter) -> int:

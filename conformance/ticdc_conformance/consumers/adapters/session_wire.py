@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -50,7 +51,8 @@ def shown(text: "bytes | str") -> str:
 def parse_line(raw: bytes) -> dict:
     """A consumer line as a JSON object, checked against the schema; LineError says why not."""
     try:
-        obj = orjson.loads(raw)
+        # orjson reads an integer beyond 64 bits as a float, losing digits: such lines go the exact way.
+        obj = _parse_wide(raw, None) if _LONG_DIGITS.search(raw) else orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         obj = _parse_wide(raw, e)
     reason = line_problem(obj)
@@ -59,7 +61,10 @@ def parse_line(raw: bytes) -> dict:
     return obj
 
 
-def _parse_wide(raw: bytes, error: Exception) -> Any:
+_LONG_DIGITS = re.compile(rb"[0-9]{20}")  # 2**64 has 20 digits
+
+
+def _parse_wide(raw: bytes, error: Optional[Exception]) -> Any:
     """orjson stops at integers beyond 64 bits, which JSON allows; Python's reader takes those
     (and refuses NaN and Infinity, which JSON does not allow)."""
     def refuse(name: str) -> Any:
@@ -67,8 +72,10 @@ def _parse_wide(raw: bytes, error: Exception) -> Any:
 
     try:
         return json.loads(raw, parse_constant=refuse)
+    except LineError:
+        raise
     except (ValueError, UnicodeDecodeError):
-        raise LineError(f"not JSON: {error}") from None
+        raise LineError(f"not JSON: {error or 'not a JSON text'}") from None
 
 
 # --- the schema, transcribed -------------------------------------------------------------------
@@ -96,7 +103,7 @@ def _ts_or_null(v: Any) -> bool:
 
 
 def _short(v: Any) -> str:
-    text = orjson.dumps(v, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=str).decode()
+    text = json.dumps(v, default=str)
     return text if len(text) <= 60 else text[:60] + "…"
 
 
@@ -179,6 +186,19 @@ _DEEP = {READY: _ready, TXN: _txn, COMMITTED: _committed}
 
 
 # --- what the suite writes ---------------------------------------------------------------------
+def dumps(obj: Any, sort_keys: bool = False) -> bytes:
+    """Compact JSON of a parsed line or row; Python's writer where orjson stops (integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS if sort_keys else 0)
+    except TypeError:
+        return json.dumps(obj, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False).encode()
+
+
+def loads(raw: bytes) -> Any:
+    """A line the session already checked, read again (from its journal)."""
+    return json.loads(raw) if _LONG_DIGITS.search(raw) else orjson.loads(raw)
+
+
 def record_message(record: KafkaRecord) -> dict:
     """A `record` line as a dict, its key, value and header values as bytes (python: consumers get
     them so; `wire` writes them base64 for a program)."""

@@ -166,7 +166,7 @@ class StreamingConsumer:
         except ValueError as e:  # a protocol or option no decoder takes
             self.out.append({"type": "unsupported", "reason": str(e)})
             return
-        self.store = DurableInput(Path(header["state_dir"]))
+        self.store = DurableInput(Path(header["state_dir"]), header["start"]["restart"])
         commit = self.store.committed()
         self.skip = commit["lines"] if commit is not None else 0
         for message in self.store.reopen():

@@ -8,12 +8,19 @@ of that input are durable and how many applied-log lines the consumer had writte
 start reads the durable input back and feeds it through a fresh consumer, which is deterministic:
 it reaches the state it had at the commit, writing again the lines it wrote before, which it drops
 (the suite has them). Input after the last commit is cut off: the suite delivers it again.
+
+Input arrives into a pending file of this start (`pending-<restart>.pickle`) and moves into the
+durable input at a commit. A crash loses what is pending, as a killed process loses what it had not
+made durable, also where the consumer is an object in the suite's process whose buffers are not
+lost with it: a start removes the pending files of earlier starts, so a late flush of a dropped
+object's buffer lands in a file nobody reads.
 """
 from __future__ import annotations
 
 import json
 import os
 import pickle
+import shutil
 from pathlib import Path
 from typing import IO, Iterator, Optional
 
@@ -22,10 +29,11 @@ COMMIT_FILE = "commit.json"
 
 
 class DurableInput:
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, start: int) -> None:
         self.dir = Path(state_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._f: Optional[IO[bytes]] = None
+        self._pending_path = self.dir / f"pending-{start}.pickle"
+        self._pending: Optional[IO[bytes]] = None
 
     def committed(self) -> Optional[dict]:
         """The last commit ({"input_bytes", "lines"}), or None before the first."""
@@ -33,8 +41,10 @@ class DurableInput:
         return json.loads(path.read_text()) if path.exists() else None
 
     def reopen(self) -> Iterator[dict]:
-        """The durable input in order; afterwards new input appends after it (what followed the
-        last commit is cut off)."""
+        """The durable input in order; what followed the last commit is cut off, earlier starts'
+        pending input removed."""
+        for stale in self.dir.glob("pending-*.pickle"):
+            stale.unlink()
         commit = self.committed()
         size = commit["input_bytes"] if commit is not None else 0
         path = self.dir / INPUT_FILE
@@ -45,22 +55,31 @@ class DurableInput:
         with open(path, "rb") as f:
             while f.tell() < size:
                 yield pickle.load(f)
-        self._f = open(path, "ab")
+        self._pending = open(self._pending_path, "w+b")
 
     def add(self, message: dict) -> None:
-        pickle.dump(message, self._f, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(message, self._pending, protocol=pickle.HIGHEST_PROTOCOL)
 
     def commit(self, lines: int) -> None:
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        """The pending input joins the durable input; then commit.json says how far it goes."""
+        pending = self._pending
+        pending.flush()
+        pending.seek(0)
+        with open(self.dir / INPUT_FILE, "ab") as f:
+            shutil.copyfileobj(pending, f)
+            f.flush()
+            os.fsync(f.fileno())
+            size = f.tell()
+        pending.seek(0)
+        pending.truncate()
         tmp = self.dir / (COMMIT_FILE + ".tmp")
         with open(tmp, "w") as f:
-            json.dump({"input_bytes": self._f.tell(), "lines": lines}, f)
+            json.dump({"input_bytes": size, "lines": lines}, f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.dir / COMMIT_FILE)
 
     def close(self) -> None:
-        if self._f is not None:
-            self._f.close()
-            self._f = None
+        if self._pending is not None:
+            self._pending.close()
+            self._pending = None
