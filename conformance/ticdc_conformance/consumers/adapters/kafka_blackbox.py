@@ -58,8 +58,9 @@ def parse_kafka_spec(rest: str) -> tuple[dict[str, str], list[str]]:
     """(options, argv) of `kafka:REST`; ValueError naming an unknown option or value, or an empty command."""
     argv = consumer_argv(rest) if rest.strip() else []
     options: dict[str, str] = {}
-    while argv and _ASSIGNMENT.match(argv[0]):
-        name, value = _ASSIGNMENT.match(argv.pop(0)).groups()  # type: ignore[union-attr]
+    while argv and (assignment := _ASSIGNMENT.match(argv[0])):
+        name, value = assignment.groups()
+        argv.pop(0)
         if name not in OPTIONS:
             raise ValueError(f"kafka: option {name!r} is unknown; the options are {', '.join(OPTIONS)} "
                              "(NAME=VALUE words before the command)")

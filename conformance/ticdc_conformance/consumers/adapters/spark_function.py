@@ -35,7 +35,7 @@ from ticdc_conformance.errors import ConsumerError
 
 from .arrow_rows import canonical_rows, split_table_name, write_table
 from .interface import Capabilities, ConsumerRun, RunOptions, Stream, shown_by_output
-from .reference import SparkConsumer, _emptied
+from .reference import SparkConsumer
 
 LOG_FILE = "consumer.log"
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
@@ -175,7 +175,6 @@ class SparkFunctionConsumer(SparkConsumer):
             fn = load_function(self.module, self.function)
             spark = self.session()
             df = record_files_dataframe(spark, Path(stream.records).resolve())
-            _emptied(stream.scratch)
             try:
                 result = fn(df, dict(stream.manifest))
             except Exception as e:  # the user's code: its error is the run's, its traceback in the log
