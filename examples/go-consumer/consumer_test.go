@@ -51,12 +51,13 @@ func TestColumnDDL(t *testing.T) {
 	tables := tablesAfter(t, []string{"id"}, rowsWithIDs("1"),
 		"ALTER TABLE `t` ADD COLUMN `a` INT DEFAULT -5, ADD `b` DECIMAL(10,2) NOT NULL DEFAULT '1.5'",
 		"ALTER TABLE `t` ADD COLUMN (`c` VARCHAR(8) NOT NULL, `d` DATETIME(3) NOT NULL, `e` ENUM('x','y') NOT NULL)",
+		"ALTER TABLE `t` ADD `s` SET('a','b','c') DEFAULT 'a,c', ADD `z` SET('a') NOT NULL, ADD `j` JSON NOT NULL",
 		"ALTER TABLE `t` ADD COLUMN `f` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, ADD COLUMN `g` BINARY(2) DEFAULT 'a'",
 		"ALTER TABLE `t` ADD COLUMN `h` INT DEFAULT NULL COMMENT 'x, y', ADD COLUMN `i` INT AS (`id` + 1) VIRTUAL",
 		"ALTER TABLE `t` CHANGE COLUMN `a` `a2` BIGINT, RENAME COLUMN `c` TO `c2`, DROP COLUMN `h`",
 		"ALTER TABLE `t` ADD INDEX `ix` (`a2`), DROP INDEX `ix2`, MODIFY COLUMN `b` DECIMAL(12,2)")
 	want := Row{"id": json.Number("1"), "a2": json.Number("-5"), "b": "1.50", "c2": "", "d": "0000-00-00 00:00:00.000",
-		"e": json.Number("1"), "f": nil, "g": "YQA="}
+		"e": json.Number("1"), "f": nil, "g": "YQA=", "s": json.Number("5"), "z": json.Number("0"), "j": "null"}
 	if got := tables["s.t"].all(); !reflect.DeepEqual(got, []Row{want}) {
 		t.Errorf("rows after the column DDLs:\n got %v\nwant %v", got, want)
 	}

@@ -21,7 +21,6 @@ var contentCompatible bool
 type token struct {
 	text   string
 	quoted bool // a `quoted` identifier or a 'string': never a keyword
-	str    bool // a string literal
 }
 
 // tokenize splits a statement into words, `identifiers`, 'strings', numbers and punctuation.
@@ -47,7 +46,7 @@ func tokenize(sql string) []token {
 				}
 				b.WriteByte(sql[j])
 			}
-			toks = append(toks, token{text: b.String(), quoted: true, str: c != '`'})
+			toks = append(toks, token{text: b.String(), quoted: true})
 			i = j + 1
 		case isWordByte(c):
 			j := i
@@ -452,45 +451,47 @@ func defaultValue(typ string, args []string, lit string) any {
 			lit += strings.Repeat("\x00", max(0, n-len(lit)))
 		}
 		return base64.StdEncoding.EncodeToString([]byte(lit))
-	case "enum":
-		if !contentCompatible { // Canal-JSON carries the 1-based member index
+	case "enum", "set":
+		if contentCompatible { // the member names travel
+			return lit
+		}
+		var n uint64 // else an ENUM's 1-based member index, a SET's bitmask
+		for _, name := range strings.Split(lit, ",") {
 			for i, m := range args {
-				if m == lit {
-					return json.Number(strconv.Itoa(i + 1))
+				if m == name && typ == "enum" {
+					n = uint64(i + 1)
+				} else if m == name {
+					n |= 1 << i
 				}
 			}
 		}
+		return json.Number(strconv.FormatUint(n, 10))
 	}
 	return lit
 }
 
 // zeroValue is what MySQL gives existing rows for a NOT NULL column without DEFAULT.
 func zeroValue(typ string, args []string) any {
+	lit := "0"
 	switch typ {
-	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year", "bit", "bool", "boolean", "float", "double", "real":
-		return json.Number("0")
-	case "decimal", "numeric":
-		return new(big.Rat).FloatString(scale(args))
 	case "date":
-		return "0000-00-00"
+		lit = "0000-00-00"
 	case "datetime", "timestamp":
-		return "0000-00-00 00:00:00" + fraction(args)
+		lit = "0000-00-00 00:00:00" + fraction(args)
 	case "time":
-		return "00:00:00" + fraction(args)
-	case "enum":
-		if len(args) > 0 {
-			return defaultValue(typ, args, args[0])
-		}
+		lit = "00:00:00" + fraction(args)
+	case "enum": // the first member
+		lit = strings.Join(args[:min(1, len(args))], "")
 	case "set":
-		if !contentCompatible {
-			return json.Number("0")
+		if contentCompatible {
+			lit = ""
 		}
-	case "binary":
-		return defaultValue(typ, args, "")
 	case "json":
-		return "null"
+		lit = "null"
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		lit = ""
 	}
-	return ""
+	return defaultValue(typ, args, lit)
 }
 
 func scale(args []string) int {
