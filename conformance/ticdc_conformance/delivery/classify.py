@@ -34,6 +34,7 @@ class Carried:
     ddl: bool = False
     commit_ts: Optional[int] = None  # the highest commit ts of its row events and DDL
     kinds: set[str] = field(default_factory=set)
+    error: Optional[str] = None  # why the decoder could not read it (all of it), if so
 
 
 class Classifier:
@@ -52,8 +53,9 @@ class Classifier:
         decoder = self.decoders.get(tp)
         if decoder is None:
             decoder = self.decoders[tp] = self.spec.new_decoder(self.options)
-        out = Carried()
-        for event in decoder.read(record).events:  # read() returns an error, never raises one
+        read = decoder.read(record)  # read() returns an error, never raises one
+        out = Carried(error=None if read.error is None else str(read.error))
+        for event in read.events:
             if isinstance(event, DecodedWatermark):
                 out.kinds.add("watermark")
                 out.watermark = event.ts if out.watermark is None else max(out.watermark, event.ts)
@@ -68,3 +70,8 @@ class Classifier:
             if event.commit_ts is not None:
                 out.commit_ts = event.commit_ts if out.commit_ts is None else max(out.commit_ts, event.commit_ts)
         return out
+
+    def held(self, tp: TopicPartition) -> int:
+        """Row events the partition's decoder holds back, waiting for a later record (their schema)."""
+        decoder = self.decoders.get(tp)
+        return decoder.held_count if decoder is not None else 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from .classify import Classifier, stream_options
-from .late_join import choose_checkpoint, late_join_refusal, snapshot
+from .late_join import LateJoinRefused, choose_checkpoint, late_join_refusal, snapshot
 from .merges import CLASSIFYING, MERGE_FUNCTIONS, Batch, MergeContext
 from .partitions import PartitionReader, Skew, record_files, row_count
 from .schedule import Schedule
@@ -73,12 +73,12 @@ class Delivery:
                    first: dict[TopicPartition, int], rng: random.Random) -> Start:
         refusal = late_join_refusal(self.manifest)
         if refusal is not None:
-            raise ValueError(refusal)
+            raise LateJoinRefused(refusal)
         if truth is None or not Path(truth).is_dir():
             given = "none was given" if truth is None else f"{truth} is no folder"
             raise ValueError("late join: the snapshot is upstream's tables at the checkpoint, so the case's truth "
                              f"folder is needed (Delivery(..., truth=CASE/truth)); {given}")
-        checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), rng)
+        checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), options, rng)
         tables = partial(snapshot, Path(truth), checkpoint_ts, self.manifest["protocol"], self.manifest["sink"])
         return Start({**first, **offsets}, checkpoint_ts, tables)
 

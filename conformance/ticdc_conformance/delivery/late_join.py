@@ -29,6 +29,12 @@ from .classify import Classifier
 from .partitions import READ_BATCH
 from .steps import SnapshotRow, TopicPartition
 
+MAX_TRIES = 6  # checkpoints tried for a late join; each costs a decode of the stream after it
+
+
+class LateJoinRefused(ValueError):
+    """The stream allows no late join (the message says why); a run leaves the late join out."""
+
 
 def late_join_refusal(manifest: dict) -> Optional[str]:
     """Why a stream of this manifest's protocol and options allows no late join, or None."""
@@ -57,10 +63,29 @@ def clean_cuts(path: Path, classifier: Classifier) -> dict[int, int]:
     return cuts
 
 
-def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier,
+def undecodable_from(tp: TopicPartition, path: Path, start: int, protocol: str, options: dict) -> Optional[str]:
+    """Why a consumer that starts `tp` at `start` with a fresh decoder cannot read every record after
+    it, or None: a record its decoder rejects, or row events still held back at the partition's end
+    (a Simple row event waits for its table's BOOTSTRAP or DDL, which may never come again)."""
+    fresh = Classifier(protocol, options)
+    for record in file_records(path, READ_BATCH, contiguous=True):
+        if record.offset < start:
+            continue
+        error = fresh.carried(record).error
+        if error is not None:
+            return f"starting at {tp[0]}/{tp[1]}@{start}, {record.coordinates} cannot be read: {error}"
+    held = fresh.held(tp)
+    if held:
+        return (f"starting at {tp[0]}/{tp[1]}@{start}, {held} row event(s) still wait for their table's schema at the "
+                "partition's end")
+    return None
+
+
+def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier, options: dict,
                       rng: random.Random) -> tuple[int, dict[TopicPartition, int]]:
-    """A seeded W from the middle half of the watermarks every partition cuts cleanly at, and each
-    partition's first offset after it; ValueError when there is none."""
+    """A seeded W among the watermarks every partition cuts cleanly at (the middle half first), from
+    which a consumer starting fresh can read every record after it, and each partition's first offset
+    after it; ValueError naming why when there is none (after MAX_TRIES checkpoints tried)."""
     common: Optional[set[int]] = None
     cuts: dict[TopicPartition, dict[int, int]] = {}
     for tp in sorted(files):
@@ -68,11 +93,24 @@ def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier,
         common = set(cuts[tp]) if common is None else common & set(cuts[tp])
     candidates = sorted(common or ())
     if not candidates:
-        raise ValueError("late join: no watermark ts is carried by every partition after all the row events and DDL "
-                         "at or below it, so no partition can start from a checkpoint without loss")
+        raise LateJoinRefused("late join: no watermark ts is carried by every partition after all the row events "
+                              "and DDL at or below it, so no partition can start from a checkpoint without loss")
     n = len(candidates)
-    w = candidates[rng.randint(n // 4, max(n // 4, (3 * n) // 4 - 1))]
-    return w, {tp: cuts[tp][w] for tp in files}
+    # The middle half first (partway: something before it and after it), in seeded order, then the rest.
+    low, high = n // 4, max(n // 4 + 1, (3 * n) // 4)
+    middle, rest = candidates[low:high], candidates[:low] + candidates[high:]
+    rng.shuffle(middle)
+    rng.shuffle(rest)
+    reasons = []
+    for w in (middle + rest)[:MAX_TRIES]:
+        offsets = {tp: cuts[tp][w] for tp in files}
+        reason = next((r for tp in sorted(files) if (r := undecodable_from(
+            tp, files[tp], offsets[tp], classifier.spec.name, options)) is not None), None)
+        if reason is None:
+            return w, offsets
+        reasons.append(f"at {w}: {reason}")
+    raise LateJoinRefused(f"late join: no checkpoint from which a consumer starting afresh can read the rest of the "
+                          f"stream ({len(reasons)} of {n} tried; {'; '.join(reasons[:2])})")
 
 
 def snapshot(truth: Path, checkpoint_ts: int, protocol: str, options: dict) -> Iterator[SnapshotRow]:
