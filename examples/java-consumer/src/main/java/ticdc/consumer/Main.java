@@ -1,6 +1,7 @@
 package ticdc.consumer;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -55,7 +56,8 @@ public final class Main {
         try {
             run(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
             OUT.flush();
-        } catch (ConsumerException | UncheckedIOException e) {
+        } catch (ConsumerException | IOException | UncheckedIOException e) {
+            // a line that is no JSON, a record this consumer cannot decode: one clear message, exit 1
             OUT.flush();
             note("error: " + e.getMessage());
             System.exit(1);
@@ -110,11 +112,18 @@ public final class Main {
         emit(ready);
         OUT.flush();
 
+        int number = 1;
         for (String line; (line = in.readLine()) != null; ) {
+            number++;
             if (line.isBlank()) {
                 continue;
             }
-            JsonNode msg = MAPPER.readTree(line);
+            JsonNode msg;
+            try {
+                msg = MAPPER.readTree(line);
+            } catch (JsonProcessingException e) {
+                throw new ConsumerException("stdin line " + number + " is no JSON: " + e.getOriginalMessage());
+            }
             long id = msg.path("id").asLong();
             switch (msg.path("type").asText()) {
                 case "record":
@@ -190,6 +199,11 @@ public final class Main {
         if (!(msg instanceof ObjectNode)) {
             throw new ConsumerException("record " + partition + "@" + offset + ": value is no JSON object");
         }
-        decoder.record(partition, offset, (ObjectNode) msg);
+        try {
+            decoder.record(partition, offset, (ObjectNode) msg);
+        } catch (ConsumerException e) {
+            throw e.getMessage().startsWith("record ") ? e
+                    : new ConsumerException("record " + partition + "@" + offset + ": " + e.getMessage());
+        }
     }
 }
