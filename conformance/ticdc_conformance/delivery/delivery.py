@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from .classify import Classifier, stream_options
-from .late_join import LateJoinRefused, choose_checkpoint, late_join_refusal, snapshot
+from .late_join import LateJoinRefused, choose_checkpoint, late_join_refusal, partition_blind_spans, snapshot
 from .merges import CLASSIFYING, MERGE_FUNCTIONS, Batch, MergeContext
 from .partitions import PartitionReader, Skew, record_files, row_count
 from .schedule import Schedule
@@ -78,7 +78,8 @@ class Delivery:
             given = "none was given" if truth is None else f"{truth} is no folder"
             raise ValueError("late join: the snapshot is upstream's tables at the checkpoint, so the case's truth "
                              f"folder is needed (Delivery(..., truth=CASE/truth)); {given}")
-        checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), options, rng)
+        checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), options, rng,
+                                                   partition_blind_spans(Path(truth)))
         tables = partial(snapshot, Path(truth), checkpoint_ts, self.manifest["protocol"], self.manifest["sink"])
         return Start({**first, **offsets}, checkpoint_ts, tables)
 

@@ -22,6 +22,7 @@ from ticdc_conformance.protocols.common.column_selection import consumer_table, 
 from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.transport.record_files import file_records
 from ticdc_contract.canonical import row_to_json
+from ticdc_contract.model import DDL, DDLType
 from ticdc_contract.state import TableStates
 from ticdc_contract.truth import read_history
 
@@ -29,6 +30,9 @@ from .classify import Classifier
 from .partitions import READ_BATCH
 from .steps import SnapshotRow, TopicPartition
 
+# DDLs whose effect on rows depends on the table's partition definitions (ddl semantics of the consumers).
+_PARTITION_DDLS = (DDLType.ADD_TABLE_PARTITION, DDLType.DROP_TABLE_PARTITION, DDLType.TRUNCATE_TABLE_PARTITION,
+                   DDLType.EXCHANGE_TABLE_PARTITION)
 MAX_TRIES = 6  # checkpoints tried for a late join; each costs a decode of the stream after it
 
 
@@ -81,8 +85,28 @@ def undecodable_from(tp: TopicPartition, path: Path, start: int, protocol: str, 
     return None
 
 
+def partition_blind_spans(truth: Path) -> list[tuple[int, int]]:
+    """(C, D) per partition DDL at commit ts D whose table was created at C: a consumer joining at a W
+    with C <= W < D never saw the CREATE TABLE ... PARTITION BY that names its partitions (the snapshot
+    holds rows, not definitions), so it cannot tell which rows that DDL removes or exchanges."""
+    created: dict[tuple[str, str], int] = {}
+    spans = []
+    for event in read_history(Path(truth)):
+        if not isinstance(event, DDL):
+            continue
+        name = (event.schema, event.table)
+        if event.ddl_type is DDLType.CREATE_TABLE:
+            created[name] = event.commit_ts
+        elif event.ddl_type is DDLType.RENAME_TABLE and event.table_before is not None and event.table_after is not None:
+            before, after = event.table_before, event.table_after
+            created[(after.schema, after.table)] = created.pop((before.schema, before.table), 0)
+        elif event.ddl_type in _PARTITION_DDLS:
+            spans.append((created.get(name, 0), event.commit_ts))
+    return spans
+
+
 def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier, options: dict,
-                      rng: random.Random) -> tuple[int, dict[TopicPartition, int]]:
+                      rng: random.Random, blind: list[tuple[int, int]] = ()) -> tuple[int, dict[TopicPartition, int]]:
     """A seeded W among the watermarks every partition cuts cleanly at (the middle half first), from
     which a consumer starting fresh can read every record after it, and each partition's first offset
     after it; ValueError naming why when there is none (after MAX_TRIES checkpoints tried)."""
@@ -95,6 +119,12 @@ def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier,
     if not candidates:
         raise LateJoinRefused("late join: no watermark ts is carried by every partition after all the row events "
                               "and DDL at or below it, so no partition can start from a checkpoint without loss")
+    seeing = [w for w in candidates if not any(c <= w < d for c, d in blind)]
+    if not seeing:
+        raise LateJoinRefused(f"late join: each of the {len(candidates)} checkpoints every partition cuts cleanly at "
+                              "comes before a partition DDL (DROP/TRUNCATE/EXCHANGE/ADD PARTITION) of a table created "
+                              "before it, whose partitions a snapshot cannot convey")
+    candidates = seeing
     n = len(candidates)
     # The middle half first (partway: something before it and after it), in seeded order, then the rest.
     low, high = n // 4, max(n // 4 + 1, (3 * n) // 4)
