@@ -1,6 +1,7 @@
 """A late join starts every partition right after its watermark record of a checkpoint W that all
 partitions carry, with upstream's tables at W as the snapshot, at the protocol's fidelity as the
 checks see upstream; a stream without watermarks refuses it."""
+import random
 from collections import Counter
 
 import orjson
@@ -117,3 +118,20 @@ def test_a_stream_whose_schema_never_comes_again_refuses_a_late_join(case):
     assert late_join_refusal(manifest_of(folder)) is None  # the protocol carries watermarks ...
     with pytest.raises(LateJoinRefused, match="still wait for their table's schema"):
         delivery(folder, "timestamp:late-join")  # ... but the stream gives a late joiner no schema
+
+
+def test_a_late_join_comes_after_the_partition_ddls_of_the_tables_it_finds(case):
+    from ticdc_conformance.delivery.late_join import choose_checkpoint, partition_blind_spans
+    from ticdc_conformance.delivery.partitions import record_files
+
+    folder = case("ddl-evolution", "canal-json")
+    spans = partition_blind_spans(folder / "truth")
+    assert spans  # the scenario truncates, drops and exchanges partitions of a table it created first
+    for seed in range(4):
+        w = delivery(folder, f"timestamp:seed={seed},late-join").start.checkpoint_ts
+        assert not [(c, d) for c, d in spans if c <= w < d], w
+    manifest = manifest_of(folder)
+    options = stream_options(manifest, folder)
+    with pytest.raises(LateJoinRefused, match="partition DDL"):
+        choose_checkpoint(record_files(folder / "records"), Classifier(manifest["protocol"], options), options,
+                          random.Random(1), [(0, 2**63)])
