@@ -17,6 +17,7 @@ from ticdc_conformance.consumers.adapters import adapter_for
 from ticdc_conformance.consumers.adapters.interface import FINAL_STATE_ONLY, Stream
 from ticdc_conformance.consumers.adapters.kafka_blackbox import KafkaBlackBox, parse_kafka_spec, tables_from_parquet
 from ticdc_conformance.consumers.adapters.spark_function import SparkFunctionConsumer
+from ticdc_conformance.delivery import Schedule
 from ticdc_conformance.findings.outcome import CONFORMANT, CONSUMER_ERROR, FINAL_STATE_ONLY_ACCEPTED, NOT_CONFORMANT
 from ticdc_conformance.runner import run_encoding
 from ticdc_generators.pipeline import config_for, encoding_names, generate
@@ -275,8 +276,12 @@ def test_kafka_consumer_writing_a_wrong_row_is_caught(tmp_path, broker):
 def test_kafka_consumer_failures_are_errors_naming_the_log(tmp_path, broker):
     failing = tmp_path / "failing.py"
     failing.write_text("import sys\nprint('given', ' '.join(sys.argv[1:]))\nsys.exit(5)\n")
-    result = run_encoding("smoke", 1, "canal-json", tmp_path / "work", _kafka(broker, "", f"{sys.executable} {failing}"))
+    result = run_encoding("smoke", 1, "canal-json", tmp_path / "work", _kafka(broker, "", f"{sys.executable} {failing}"),
+                          schedule=Schedule.parse("round-robin:seed=3"))
     assert result.outcome == CONSUMER_ERROR and "exited with 5" in result.error
+    # The consumer polls the cluster itself: a delivery schedule asked for is said not to apply.
+    assert result.notes == ["delivery schedule round-robin:seed=3 not applied: the consumer reads the topics from "
+                            "the cluster in the order it polls them (docs/consumer-modes.md)"]
     assert str(result.consumer_log) in result.error
     given = result.consumer_log.read_text()  # what the suite passed it
     for option in ("--bootstrap-servers", "--topics ticdc-smoke", "--group-id", "--end-offsets ticdc-smoke:0=",

@@ -8,7 +8,8 @@ its scale is 0, else its decimal text with the scale kept; FLOAT as float32's sh
 (never its float64 widening), DOUBLE as it is; booleans as JSON booleans; strings as they are;
 binary as base64; DATE as YYYY-MM-DD; TIMESTAMP as `YYYY-MM-DD HH:MM:SS` with the unit's fraction
 digits (a zoned one in the upstream time zone, the sink's `time-zone`); TIME as `HH:MM:SS[.f…]`;
-anything else (lists, structs, maps) as its JSON text.
+anything else (lists, structs, maps) as its JSON text. Also the note both modes give a run that
+asks for a delivery schedule, which neither applies.
 """
 from __future__ import annotations
 
@@ -93,3 +94,11 @@ def split_table_name(name: str) -> tuple[str, str]:
     if not dot or not schema or not table:
         raise ValueError(f"{name!r} is no <schema>.<table> name")
     return schema, table
+
+
+def schedule_note(options, how: str) -> list[str]:
+    """The note of a run given a delivery schedule by a mode whose consumer reads on its own (no
+    `schedules` capability): the schedule was not applied, and why."""
+    if getattr(options, "schedule", None) is None:
+        return []
+    return [f"delivery schedule {options.schedule.spec()} not applied: {how} (docs/consumer-modes.md)"]

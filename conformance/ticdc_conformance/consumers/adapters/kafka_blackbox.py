@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from ticdc_conformance.errors import ConsumerError
 from ticdc_conformance.transport.errors import TransportError
 
-from .arrow_rows import canonical_rows, split_table_name, write_table
+from .arrow_rows import canonical_rows, schedule_note, split_table_name, write_table
 from .interface import (
     FINAL_FOLDER,
     FINAL_STATE_ONLY,
@@ -51,6 +51,7 @@ from .program import LOG_FILE, consumer_argv, run_consumer_program
 OUTPUTS = ("out", "jdbc")
 OPTIONS = ("output", "bootstrap-servers", "group-id")
 PARQUET_ASIDE = "final-parquet"  # where final/*.parquet go once read: final/ then holds only NDJSON
+_READS_ITSELF = "the consumer reads the topics from the cluster in the order it polls them"
 _ASSIGNMENT = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)=(.*)$", re.S)
 
 
@@ -172,10 +173,12 @@ class KafkaBlackBox(ConsumerAdapter):
             else:
                 tables_from_parquet(out, time_zone)
         except (ConsumerError, TransportError) as e:
-            shows = FINAL_STATE_ONLY if self.output == "jdbc" else shown_by_output(out)
-            return ConsumerRun(self.spec, out, shows, log=log if log.exists() else None, error=f"{self.spec}: {e}")
-        shows = FINAL_STATE_ONLY if self.output == "jdbc" else shown_by_output(out)
-        return ConsumerRun(self.spec, out, shows, log=log)
+            return ConsumerRun(self.spec, out, self._shows(out), log=log if log.exists() else None,
+                               error=f"{self.spec}: {e}", notes=schedule_note(options, _READS_ITSELF))
+        return ConsumerRun(self.spec, out, self._shows(out), log=log, notes=schedule_note(options, _READS_ITSELF))
+
+    def _shows(self, out: Path) -> Capabilities:
+        return FINAL_STATE_ONLY if self.output == "jdbc" else shown_by_output(out)
 
     def close(self) -> None:
         broker, self._broker = self._broker, None

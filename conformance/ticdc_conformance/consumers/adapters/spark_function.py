@@ -4,7 +4,7 @@
 The suite reads the case's record files into a DataFrame with exactly the columns of Spark's
 Kafka source (transport/spark_source.py `record_files_dataframe`) and calls
 `FUNCTION(df, header)`, `header` being the manifest (protocol, encoding, sink options under
-TiCDC's names, topics). What it returns, the adapter writes into OUT:
+TiCDC's names, topics) and `run_dir`, the folder its relative paths (claim-check files) resolve against. What it returns, the adapter writes into OUT:
 
 - `{"schema.table": DataFrame, …}`: each DataFrame is a table's final rows, its columns the
   table's, values typed as Spark types (mapped as arrow_rows.py says);
@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 from ticdc_conformance.consumers.output import final_file_name
 from ticdc_conformance.errors import ConsumerError
 
-from .arrow_rows import canonical_rows, split_table_name, write_table
+from .arrow_rows import canonical_rows, schedule_note, split_table_name, write_table
 from .interface import Capabilities, ConsumerRun, RunOptions, Stream, shown_by_output
 from .reference import SparkConsumer
 
@@ -176,7 +176,9 @@ class SparkFunctionConsumer(SparkConsumer):
             spark = self.session()
             df = record_files_dataframe(spark, Path(stream.records).resolve())
             try:
-                result = fn(df, dict(stream.manifest))
+                # The manifest's relative paths (claim-check files) resolve against the folder holding it.
+                header = {**stream.manifest, "run_dir": str(Path(stream.manifest_path).resolve().parent)}
+                result = fn(df, header)
             except Exception as e:  # the user's code: its error is the run's, its traceback in the log
                 log.write_text(traceback.format_exc())
                 raise FunctionFailed(f"{self.function} raised {type(e).__name__}: {_first_line(e)}") from e
@@ -189,8 +191,10 @@ class SparkFunctionConsumer(SparkConsumer):
                 raise FunctionFailed(f"its result could not be written: {type(e).__name__}: {_first_line(e)}") from e
         except ConsumerError as e:
             where = f" (traceback in {log})" if log.stat().st_size else ""
-            return ConsumerRun(self.spec, out, shown_by_output(out), log=log, error=f"{self.spec}: {e}{where}")
-        return ConsumerRun(self.spec, out, shown_by_output(out), log=log)
+            return ConsumerRun(self.spec, out, shown_by_output(out), log=log, error=f"{self.spec}: {e}{where}",
+                               notes=schedule_note(options, "the function is given all records as one DataFrame"))
+        return ConsumerRun(self.spec, out, shown_by_output(out), log=log,
+                           notes=schedule_note(options, "the function is given all records as one DataFrame"))
 
 
 def _first_line(error: BaseException) -> str:

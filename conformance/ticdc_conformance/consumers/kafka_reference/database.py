@@ -21,6 +21,7 @@ from pathlib import Path
 import orjson
 
 from ticdc_conformance.consumers.adapters.arrow_rows import split_table_name
+from ticdc_conformance.errors import ConsumerError
 from ticdc_conformance.transport.postgres import connect
 
 
@@ -44,10 +45,18 @@ def _cell(value, sql_type: str):
 def write_database(final: Path, url: str) -> int:
     """Creates and fills a table per final/ file in the database at `url` (JDBC or libpq URL);
     returns the number of rows written."""
+    import psycopg
     from psycopg import sql
 
+    try:
+        return _write(final, connect(url), sql)
+    except psycopg.Error as e:
+        raise ConsumerError(f"writing the final tables into {url} failed: {str(e).strip()}") from None
+
+
+def _write(final: Path, connection, sql) -> int:
     written = 0
-    with connect(url) as conn:
+    with connection as conn:
         for path in sorted(final.glob("*.ndjson")):
             schema, table = split_table_name(path.name[: -len(".ndjson")])
             rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]

@@ -39,7 +39,8 @@ def consume(df, header: dict) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix="ticdc-conformance-spark-function-"))
     try:
         out = scratch / "out"
-        consume_job(spark, df, header, out, scratch / "work")
+        run_dir = Path(header["run_dir"]) if header.get("run_dir") else None  # large messages resolve there
+        consume_job(spark, df, header, out, scratch / "work", run_dir=run_dir)
         final = _lines(spark, out / "final", with_table=True).withColumnRenamed("line", "row")
         applied = _lines(spark, out / "applied.ndjson", with_table=False)
         states = _lines(spark, out / "states", with_table=True)
