@@ -9,6 +9,7 @@ fails, 2 a usage error, 3 a regression case that cannot be read back.
 """
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Optional
@@ -29,6 +30,7 @@ from ticdc_conformance.fuzz import (
     replay_case,
 )
 from ticdc_conformance.fuzz.profiles import DEFAULT_PROFILE
+from ticdc_conformance.fuzz.regression import changed_options
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE
 
 FUZZ_ROOT = Path("reports/fuzz")
@@ -46,22 +48,25 @@ def _budget(profile: str, budget: Optional[str], examples: Optional[int]) -> Bud
         raise click.BadParameter(str(e)) from None
 
 
+def _say(text: str) -> None:
+    """Plain text, never wrapped: paths and commands are copied from it."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
 def _print_failure(report: FuzzReport) -> None:
     f = report.failure
-    console.print(f"[red]FAILED[/red] {report.encoding}: consumer {report.consumer}, seed {report.seed}")
-    console.print(f"  found after {f.found_after_examples} examples ({f.found_after_s:.1f}s), "
-                  f"shrunk in {f.shrink_examples} more")
-    console.print("  case: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in f.size.items()))
-    console.print(f"  schedule: {f.case.schedule.spec()}")
-    changed = {k: v for k, v in f.case.config.ticdc_options().items()}
-    console.print(f"  partitions: {changed['partition-num']}, simulator seed {f.case.seed}, "
-                  f"failovers {f.case.config.failovers}, interleave-tables {f.case.config.interleave_tables}")
-    console.print(f.verdict.result.render(per_rule=FINDINGS_SHOWN_PER_RULE), markup=False)
+    console.print(f"[red]FAILED[/red] {report.encoding}", soft_wrap=True)
+    _say(f"  consumer {report.consumer}, seed {report.seed}: found after {f.found_after_examples} examples "
+         f"({f.found_after_s:.1f}s), shrunk in {f.shrink_examples} more")
+    _say("  case: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in f.size.items()))
+    _say(f"  options: {json.dumps(changed_options(f.case.config), default=list)}; simulator seed {f.case.seed}")
+    _say(f"  schedule: {f.case.schedule.spec()}")
+    _say(f.verdict.result.render(per_rule=FINDINGS_SHOWN_PER_RULE))
     if f.regression is not None:
-        console.print(f"  saved: {f.regression}", markup=False)
-    console.print(f"  re-find: {report.rerun_command}", markup=False)
+        _say(f"  saved: {f.regression}")
+    _say(f"  re-find: {report.rerun_command}")
     for note in report.notes:
-        console.print(f"  note: {note}", markup=False)
+        _say(f"  note: {note}")
 
 
 def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
@@ -76,16 +81,16 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
             try:
                 verdict = replay_case(case, adapter, work / case.name, timeout)
             except RegressionCaseError as e:
-                console.print(f"[red]error[/red] {e}", markup=False)
+                _say(f"error: {e}")
                 worst = max(worst, 3)
                 continue
             if verdict.not_applicable is not None:
-                console.print(f"{case}: not applicable: {verdict.not_applicable}", markup=False)
+                _say(f"{case}: not applicable: {verdict.not_applicable}")
             elif verdict.failed:
-                console.print(f"{case}: {verdict.result.render(per_rule=FINDINGS_SHOWN_PER_RULE)}", markup=False)
+                _say(f"{case}: {verdict.result.render(per_rule=FINDINGS_SHOWN_PER_RULE)}")
                 worst = max(worst, 1)
             else:
-                console.print(f"{case}: passes", markup=False)
+                _say(f"{case}: passes")
     finally:
         adapter.close()
     return worst
@@ -124,7 +129,7 @@ def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional
         sys.exit(_replay(replay, consumer, work / "replay", timeout))
     chosen = _budget(profile, budget, examples)
     encodings = resolve_encodings(protocol, encoding)
-    console.print(f"fuzz {consumer}: {', '.join(encodings)}; budget {chosen.describe()} per encoding", markup=False)
+    _say(f"fuzz {consumer}: {', '.join(encodings)}; budget {chosen.describe()} per encoding")
     try:
         adapter = adapter_for(consumer)
     except ValueError as e:

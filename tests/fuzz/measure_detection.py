@@ -2,7 +2,8 @@
 for every consumer of broken.py and every seed, one fuzz run under the ci budget; prints a table
 (docs/fuzz.md, "Detection") and writes every run as a JSON line.
 
-    .venv/bin/python -m tests.fuzz.measure_detection --seeds 1 2 3 --out reports/fuzz/detection.ndjson
+    .venv/bin/python -m tests.fuzz.measure_detection --seeds 1 2 3 --out reports/fuzz/detection.ndjson \
+        --save golden/regressions
 """
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ from ticdc_conformance.fuzz import PROFILES, Progress, fuzz_encoding
 from .broken import BROKEN
 
 
-def measure(seeds: list[int], seconds: float, out: Path, only: list[str]) -> list[dict]:
-    budget = replace(PROFILES["ci"], seconds=seconds)
+def measure(seeds: list[int], seconds: float, out: Path, only: list[str], save: Path | None = None,
+            shrink: float = 30.0) -> list[dict]:
+    """One fuzz run per consumer and seed; the first seed's shrunk cases are saved under `save`."""
+    budget = replace(PROFILES["ci"], seconds=seconds, shrink_seconds=shrink)
     rows = []
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "a") as log, tempfile.TemporaryDirectory(prefix="ticdc-fuzz-measure-") as tmp:
@@ -31,7 +34,8 @@ def measure(seeds: list[int], seconds: float, out: Path, only: list[str]) -> lis
             for seed in seeds:
                 adapter = adapter_for(broken.spec)
                 report = fuzz_encoding(adapter, broken.encoding, budget, Path(tmp) / broken.name, seed=seed,
-                                       progress=Progress(io.StringIO(), terminal=False))
+                                       progress=Progress(io.StringIO(), terminal=False),
+                                       regressions=save if seed == seeds[0] else None)
                 f = report.failure
                 row = {"consumer": broken.name, "encoding": broken.encoding, "seed": seed,
                        "found": f is not None, "examples": report.examples,
@@ -39,7 +43,7 @@ def measure(seeds: list[int], seconds: float, out: Path, only: list[str]) -> lis
                        "examples_to_find": f.found_after_examples if f else None,
                        "shrink_examples": f.shrink_examples if f else None,
                        "size": f.size if f else None, "schedule": f.case.schedule.spec() if f else None,
-                       "verdict": f.verdict.summary if f else None}
+                       "verdict": f.verdict.summary if f else None, "notes": report.notes}
                 print(json.dumps(row), flush=True)
                 log.write(json.dumps(row) + "\n")
                 rows.append(row)
@@ -72,8 +76,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=PROFILES["ci"].seconds)
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--out", type=Path, default=Path("reports/fuzz/detection.ndjson"))
+    ap.add_argument("--save", type=Path, default=None, help="save the first seed's shrunk cases here")
     a = ap.parse_args()
-    print(table(measure(a.seeds, a.seconds, a.out, a.only)))
+    print(table(measure(a.seeds, a.seconds, a.out, a.only, a.save)))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import random
 import shlex
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,7 +139,7 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
     report = FuzzReport(adapter.spec, encoding, seed, budget)
     progress = progress or Progress()
     state = _State(budget)
-    folder = Path(work) / encoding / "example"
+    examples = _Folders(Path(work) / encoding)
     rerun = report.rerun_command
 
     def probe(case: FuzzCase) -> None:
@@ -146,7 +147,7 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
             raise _OutOfBudget()
         if state.shrink_over():  # keep the smallest failure found so far (_keep runs it again)
             raise _OutOfBudget()
-        verdict = run_case(case, adapter, folder, timeout_s, replay=rerun)
+        verdict = run_case(case, adapter, examples.next(), timeout_s, replay=rerun)
         if state.first_failure_at is None:
             state.examples += 1
         else:
@@ -184,10 +185,34 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
         state.examples, state.not_applicable, state.na_reason
     report.final_state_only = state.final_state_only
     if state.best is not None:
-        report.failure = _keep(state, adapter, folder, regressions, report, timeout_s)
+        report.failure = _keep(state, adapter, examples.shrunk(), regressions, report, timeout_s)
     report.seconds = state.elapsed()
     progress.stop(report.summary())
     return report
+
+
+class _Folders:
+    """A new case folder for every example, the one before it removed. An in-process consumer that
+    was "crashed" is only dropped, and its thread may still be writing to its state_dir by path: in
+    a folder of its own that write cannot reach the next example's consumer."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        for old in root.glob("example-*"):  # an earlier run's
+            shutil.rmtree(old, ignore_errors=True)
+        self.n = 0
+        self.last: Optional[Path] = None
+
+    def next(self) -> Path:
+        if self.last is not None:
+            shutil.rmtree(self.last, ignore_errors=True)
+        self.n += 1
+        self.last = self.root / f"example-{self.n}"
+        return self.last
+
+    def shrunk(self) -> Path:
+        """The folder the shrunk case is run in once more, kept after the run."""
+        return self.next().with_name("shrunk")
 
 
 def _keep(state: _State, adapter: ConsumerAdapter, folder: Path, regressions: Optional[Path], report: FuzzReport,

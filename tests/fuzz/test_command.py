@@ -1,0 +1,74 @@
+"""`ticdc-conformance fuzz` as a user runs it: a short run on a correct consumer exits 0 and says
+what it drew; a broken one exits 1 with the seed, the replay command and the saved case, which
+`--replay` runs again; progress lines in a log; errors name the option."""
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from ticdc_conformance.cli import main
+from ticdc_conformance.fuzz import Progress
+
+from .broken import REFERENCE
+
+
+def _fuzz(*args: str):
+    return CliRunner().invoke(main, ["fuzz", *args], catch_exceptions=False)
+
+
+def test_a_correct_consumer_passes_a_short_run(tmp_path):
+    r = _fuzz("--consumer", REFERENCE, "--protocol", "open-protocol", "--examples", "3", "--seed", "5",
+              "--work", str(tmp_path / "w"), "--database", str(tmp_path / "db"), "--regressions", str(tmp_path / "r"))
+    assert r.exit_code == 0, r.output
+    assert "open-protocol: 3 examples" in r.output and "(seed 5): no failure" in r.output
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow  # shrinking takes a minute
+def test_a_failure_is_printed_saved_and_replayed(tmp_path):
+    spec = "python:tests.consumers.streaming.partition_watermark:PartitionWatermark"
+    r = _fuzz("--consumer", spec, "--protocol", "canal-json", "--examples", "40", "--seed", "1",
+              "--work", str(tmp_path / "w"), "--no-database", "--regressions", str(tmp_path / "r"))
+    assert r.exit_code == 1, r.output
+    assert "FAILED canal-json" in r.output and "seed 1" in r.output
+    saved = re.search(r"saved: (\S+)", r.output).group(1)
+    doc = json.loads((tmp_path / "r" / "canal-json" / saved.rsplit("/", 1)[1] / "case.json").read_text())
+    assert doc["found"]["consumer"] == spec and doc["schedule"] and doc["config"]["protocol"] == "canal-json"
+    again = _fuzz("--replay", saved, "--consumer", spec, "--work", str(tmp_path / "w2"))
+    assert again.exit_code == 1 and "NOT conformant" in again.output
+    reference = _fuzz("--replay", str(tmp_path / "r"), "--consumer", REFERENCE, "--work", str(tmp_path / "w3"))
+    assert reference.exit_code == 0 and "passes" in reference.output
+
+
+def test_replay_of_a_folder_without_cases_names_it(tmp_path):
+    r = CliRunner().invoke(main, ["fuzz", "--replay", str(tmp_path), "--consumer", REFERENCE])
+    assert r.exit_code == 2 and "no regression case" in r.output
+
+
+def test_a_case_that_does_not_read_back_is_exit_3(tmp_path):
+    (tmp_path / "canal-json" / "case-x").mkdir(parents=True)
+    (tmp_path / "canal-json" / "case-x" / "case.json").write_text("{}")
+    r = CliRunner().invoke(main, ["fuzz", "--replay", str(tmp_path), "--consumer", REFERENCE,
+                                  "--work", str(tmp_path / "w")])
+    assert r.exit_code == 3 and "not a regression case written by `fuzz`" in r.output
+
+
+def test_a_bad_budget_names_the_option():
+    r = CliRunner().invoke(main, ["fuzz", "--consumer", REFERENCE, "--budget", "soon"])
+    assert r.exit_code == 2 and "--budget 'soon'" in r.output
+
+
+def test_progress_in_a_log_is_a_line_per_interval():
+    out = io.StringIO()
+    p = Progress(out, terminal=False, every_s=0)
+    p.start("canal-json (x)", 30, None)
+    p.tick(4, 0, "drawing")
+    p.stop("done")
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "fuzz canal-json (x): started"
+    assert re.fullmatch(r"fuzz canal-json \(x\): 4 examples, 0 failing, drawing, \d+s of 30s", lines[1])
+    assert lines[-1] == "fuzz canal-json (x): done"
