@@ -119,12 +119,17 @@ def test_go_unit_tests(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_another_encoding_is_not_applicable(binary: Path, tmp_path: Path) -> None:
-    result = run(tmp_path, binary, "smoke", "--protocol", "open-protocol")
+@pytest.mark.parametrize("options,reason", [
+    (["--protocol", "open-protocol"], "only canal-json"),
+    (["--protocol", "canal-json", "--sink-uri", "kafka://127.0.0.1:9092/t?protocol=canal-json&enable-tidb-extension=false"],
+     "enable-tidb-extension"),
+])
+def test_another_encoding_is_not_applicable(binary: Path, tmp_path: Path, options: list[str], reason: str) -> None:
+    result = run(tmp_path, binary, "smoke", *options)
     assert result.code == 0, result
     [summary] = result.results
     assert summary["outcome"] == "not applicable", result
-    assert "only canal-json" in result.output, result
+    assert reason in result.output, result
 
 
 def test_smoke_is_conformant(binary: Path, tmp_path: Path) -> None:
