@@ -358,14 +358,24 @@ class CheckpointCheck:
     def _snapshot(self, start_ts: int) -> None:
         """Upstream up to a late join's snapshot, applied without matching: the consumer loaded it.
         Its rows stay marked changed, so the first checkpoint compares every table, loaded rows too."""
-        for event in self.history:
-            if event.commit_ts > start_ts:
+        for _ in self._upstream_to(start_ts):
+            pass
+
+    def _upstream_to(self, ts: int) -> Iterator[DDL | Transaction]:
+        """Upstream's next events up to commit ts `ts`, each applied before it is yielded."""
+        while True:
+            event = self.pending or next(self.history, None)
+            self.pending = None
+            if event is None:
+                return
+            if event.commit_ts > ts:
                 self.pending = event
                 return
             if isinstance(event, DDL):
                 self._note_ddl(event)
             else:
                 self.truth.apply(event)
+            yield event
 
     @property
     def last_checkpoint(self) -> Optional[int]:
@@ -456,18 +466,7 @@ class CheckpointCheck:
             return False
         if self.checkpoints or self.start_ts is None:  # a late join's first checkpoint compares the snapshot too
             self.truth.dirty = set()
-        while True:
-            event = self.pending or next(self.history, None)
-            self.pending = None
-            if event is None:
-                break
-            if event.commit_ts > w:
-                self.pending = event
-                break
-            if isinstance(event, DDL):
-                self._note_ddl(event)
-            else:
-                self.truth.apply(event)
+        for event in self._upstream_to(w):
             if isinstance(event, Transaction):
                 applied = txns.pop(event.commit_ts, []) + self.early_txns.pop(event.commit_ts, [])
                 self._match_txn(event.commit_ts, applied, w)
