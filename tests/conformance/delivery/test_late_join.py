@@ -17,8 +17,9 @@ from .helpers import delivered, delivery, manifest_of
 
 # Simple: a late joiner reads row events only after its table's BOOTSTRAP, so these send it often.
 OFTEN = {"send_bootstrap_in_msg_count": 20}
-CASES = [("smoke", "canal-json", {}), ("smoke", "debezium", {}), ("ddl-evolution", "open-protocol", {}),
-         ("ddl-evolution", "debezium", {}), ("ddl-evolution", "simple-json", OFTEN), ("multi-table", "simple-avro", OFTEN)]
+CASES = [pytest.param(scenario, encoding, overrides, id=f"{scenario}-{encoding}") for scenario, encoding, overrides in (
+    ("smoke", "canal-json", {}), ("smoke", "debezium", {}), ("ddl-evolution", "open-protocol", {}),
+    ("ddl-evolution", "debezium", {}), ("ddl-evolution", "simple-json", OFTEN), ("multi-table", "simple-avro", OFTEN))]
 
 
 @pytest.mark.parametrize("scenario, encoding, overrides", CASES)
