@@ -113,15 +113,11 @@ final class Tables {
         if (t.keyColumns != null) {
             t.keyColumns.forEach(c -> b.append(row.path(c)).append('\u0000'));
         } else {
-            new TreeMap<String, JsonNode>(toMap(row)).forEach((c, v) -> b.append(c).append('=').append(v).append('\u0000'));
+            TreeMap<String, JsonNode> sorted = new TreeMap<>();
+            row.fields().forEachRemaining(c -> sorted.put(c.getKey(), c.getValue()));
+            sorted.forEach((c, v) -> b.append(c).append('=').append(v).append('\u0000'));
         }
         return b.toString();
-    }
-
-    private static Map<String, JsonNode> toMap(ObjectNode row) {
-        Map<String, JsonNode> m = new LinkedHashMap<>();
-        row.fields().forEachRemaining(en -> m.put(en.getKey(), en.getValue()));
-        return m;
     }
 
     /** The table's row index, built from the rows read from state_dir the first time it is needed. */
