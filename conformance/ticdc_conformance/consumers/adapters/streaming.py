@@ -51,7 +51,8 @@ class ProcessEndpoint(Endpoint):
         n = 0
         for raw in self.proc.stdout:
             n += 1
-            self._log.write(raw if raw.endswith(b"\n") else raw + b"\n")
+            if not self._log.closed:  # closed once the session is done with this start
+                self._log.write(raw if raw.endswith(b"\n") else raw + b"\n")
             self._lines.put((n, raw))
         self._lines.put(_END)
 
