@@ -219,7 +219,8 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
     # One digest of the options for all encodings: their case folders sit side by side, and the
     # report's name carries it. A changefeed file counts by its content, not its path.
     changefeed_text = hashlib.sha256(changefeed.read_bytes()).hexdigest() if changefeed else None
-    options = [config_args, time_zone, events, changefeed_text]
+    # A schedule shapes the consumer's run, not the stream, but its cases and reports stand apart too.
+    options = [config_args, time_zone, events, changefeed_text] + ([schedule.spec()] if schedule else [])
     digest = options_digest(options) if options != ["", "UTC", None, None] else ""
     report_name = (f"{scenario}-seed{seed}-{ALL if encodings == encoding_names() else '+'.join(encodings)}"
                    + (f"-{digest}" if digest else ""))
