@@ -157,3 +157,22 @@ def test_run_with_a_schedule_and_a_declining_consumer(tmp_path):
     bad = subprocess.run(CLI + ["run", "--consumer", unsupported, "--schedule", "sideways"], capture_output=True,
                          text=True, cwd=ROOT, timeout=120)
     assert bad.returncode == 2 and "unknown delivery schedule kind 'sideways'" in bad.stderr
+
+
+def test_tables_on_request_are_asked_mid_stream_and_at_the_end_only(tmp_path):
+    """With tables=on-request the only states are the schedule's mid-stream answer and the end's:
+    the checks still hold the consumer to them, and to its whole applied log."""
+    from ticdc_conformance.consumers.adapters import RunOptions, Stream
+    from ticdc_conformance.runner import check_outputs
+    from ticdc_generators.pipeline import config_for, generate
+
+    case = tmp_path / "case"
+    generate("smoke", 1, config_for("smoke", "open-protocol"), case)
+    out = case / "consumer"
+    out.mkdir()
+    run = adapter_for(PYTHON).run(Stream.of_case(case), out, RunOptions(timeout_s=60, tables="on-request"))
+    assert run.error is None, run.error
+    figures = json.loads((out / "consumer.json").read_text())
+    assert figures["tables_asked"] == 2 and figures["fold"]["checkpoints_kept"] in (1, 2)
+    result = check_outputs(case, out)
+    assert result.outcome == "conformant" and result.checkpoints.checkpoints >= 1, result.render()
