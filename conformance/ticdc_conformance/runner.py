@@ -2,7 +2,9 @@
 
 The consumer under test is an adapter (consumers/adapters/): the reference Spark consumer
 (`spark`), the sequential reference consumer (`local`), or any program behind the consumer protocol
-of docs/consumer-protocol.md, started as `CMD --records DIR --manifest FILE --out DIR`. Each must
+of docs/consumer-protocol.md, started as `CMD --records DIR --manifest FILE --out DIR`, or a consumer the
+suite feeds over the testee protocol (`cmd:`, `python:`; docs/testee-protocol.md) under a delivery
+schedule, whose session is folded into the same output folder. Each must
 write `OUT/final/<schema>.<table>.ndjson` in the canonical form. What else its output shows is what
 the adapter's run declares (the reference consumers always write the applied log and the states at
 checkpoints; a program declares them by writing `OUT/applied.ndjson`, `OUT/states/`), and the checks

@@ -157,6 +157,9 @@ def test_run_with_a_schedule_and_a_declining_consumer(tmp_path):
     bad = subprocess.run(CLI + ["run", "--consumer", unsupported, "--schedule", "sideways"], capture_output=True,
                          text=True, cwd=ROOT, timeout=120)
     assert bad.returncode == 2 and "unknown delivery schedule kind 'sideways'" in bad.stderr
+    missing = subprocess.run(CLI + ["run", "--consumer", "python:no_such_module:Consumer"], capture_output=True,
+                             text=True, cwd=ROOT, timeout=120)
+    assert missing.returncode == 2 and "cannot import Consumer from no_such_module" in missing.stderr
 
 
 def test_tables_on_request_are_asked_mid_stream_and_at_the_end_only(tmp_path):
