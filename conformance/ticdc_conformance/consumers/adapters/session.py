@@ -186,6 +186,9 @@ class Session:
                 self._restart(step.crash, delivery)
             elif isinstance(step, AskTables):
                 self._tables()
+        if self.figures.late_join_checkpoint_ts is not None and not self.figures.records_delivered:
+            self.notes.append(f"the late join at {self.figures.late_join_checkpoint_ts} left no record to deliver: "
+                              "the consumer could show its snapshot only, no checkpoint after it")
         self._request("end")
         self._tables()
         self._finish()
