@@ -184,6 +184,9 @@ public final class Main {
     private static void record(Decoder decoder, State state, JsonNode rec) throws IOException {
         String partition = rec.path("topic").asText() + "/" + rec.path("partition").asInt();
         long offset = rec.path("offset").asLong();
+        if (offset < state.nextOffset.getOrDefault(partition, 0L)) {
+            return; // delivered again below what the state already holds: Kafka's at-least-once, not a new event
+        }
         state.nextOffset.put(partition, offset + 1);
         JsonNode value = rec.get("value");
         if (value == null || value.isNull()) {
