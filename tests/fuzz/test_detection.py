@@ -1,8 +1,8 @@
-"""`fuzz` finds each broken streaming consumer within the ci budget (fuzz/profiles.py) and shrinks
-its failure to a small case; the reference streaming consumer passes the same budget on every
-encoding. Seeds are fixed, so the examples drawn are the same from run to run; the time budget is
-what a slow machine shortens, so the budget here is the ci profile's with room for a loaded machine.
-Figures: docs/fuzz.md, "Detection" (tests/fuzz/measure_detection.py)."""
+"""`fuzz` finds each broken streaming consumer within a CI-sized budget (150 examples, 300 for the
+rarest, a minute or two) and shrinks its failure to a small case; the reference streaming consumer passes the same
+budget on every encoding. The budget is a count of examples and the seeds are fixed, so what is
+drawn is the same on a loaded machine as on an idle one. Figures: docs/fuzz.md, "Detection"
+(tests/fuzz/measure_detection.py)."""
 from __future__ import annotations
 
 import io
@@ -11,12 +11,11 @@ from dataclasses import replace
 import pytest
 
 from ticdc_conformance.consumers.adapters import adapter_for
-from ticdc_conformance.fuzz import PROFILES, Progress, encodings, fuzz_encoding, replay_case
+from ticdc_conformance.fuzz import PROFILES, Budget, Progress, encodings, fuzz_encoding, replay_case
 
-from .broken import BROKEN, REFERENCE
+from .broken import BROKEN, EXAMPLES, REFERENCE
 
-# The ci profile's drawing budget, doubled for a machine whose cores other jobs share.
-BUDGET = replace(PROFILES["ci"], seconds=2 * PROFILES["ci"].seconds)
+BUDGET = Budget(examples=EXAMPLES, max_steps=PROFILES["ci"].max_steps, shrink_seconds=PROFILES["ci"].shrink_seconds)
 SEED = 1
 
 pytestmark = pytest.mark.slow
@@ -28,7 +27,8 @@ def _quiet() -> Progress:
 
 @pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
 def test_fuzz_finds_and_shrinks(broken, tmp_path):
-    report = fuzz_encoding(adapter_for(broken.spec), broken.encoding, BUDGET, tmp_path / "work", seed=SEED,
+    budget = replace(BUDGET, examples=broken.examples)
+    report = fuzz_encoding(adapter_for(broken.spec), broken.encoding, budget, tmp_path / "work", seed=broken.seed,
                            regressions=tmp_path / "regressions", progress=_quiet())
     assert report.failure is not None, f"{broken.name} ({broken.bug}) not found in {report.summary()}"
     size = report.failure.size

@@ -142,10 +142,14 @@ def schedules(draw, capabilities: Capabilities, late_join: bool = True) -> Sched
 def upstream_histories(encoding: str, max_steps: int = 10, known_gaps: bool = False
                        ) -> SearchStrategy[list[HistoryEvent]]:
     """Histories of the stateful upstream model, small enough that an example takes a fraction of
-    a second: two databases, up to three tables, every DDL kind (but KNOWN_GAPS')."""
+    a second: two databases, up to three tables, every DDL kind (but KNOWN_GAPS'), CREATE TABLE
+    the likeliest."""
     kinds = DDL_KINDS
     if encoding == "debezium" and not known_gaps:  # debezium-default-after-null
         kinds = tuple(k for k in DDL_KINDS if k != "set_default")
+    # CREATE TABLE three times as likely as another DDL: bugs of ordering across tables (rows of
+    # tables interleaved, re-sent below another table's commit ts) need two tables with rows.
+    kinds = ("create_table",) * 2 + kinds
     return histories(max_steps=max_steps, max_tables=3, max_statements=3, max_columns=4, ddl_kinds=kinds)
 
 
