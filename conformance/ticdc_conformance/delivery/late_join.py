@@ -117,14 +117,20 @@ def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier,
         common = set(cuts[tp]) if common is None else common & set(cuts[tp])
     candidates = sorted(common or ())
     if not candidates:
-        raise LateJoinRefused("late join: no watermark ts is carried by every partition after all the row events "
+        raise LateJoinRefused("no watermark ts is carried by every partition after all the row events "
                               "and DDL at or below it, so no partition can start from a checkpoint without loss")
     seeing = [w for w in candidates if not any(c <= w < d for c, d in blind)]
     if not seeing:
-        raise LateJoinRefused(f"late join: each of the {len(candidates)} checkpoints every partition cuts cleanly at "
+        raise LateJoinRefused(f"each of the {len(candidates)} checkpoints every partition cuts cleanly at "
                               "comes before a partition DDL (DROP/TRUNCATE/EXCHANGE/ADD PARTITION) of a table created "
                               "before it, whose partitions a snapshot cannot convey")
-    candidates = seeing
+    # The highest common cut is no join point: every partition must carry a watermark above W after
+    # its start, or the joined consumer never reaches a checkpoint and shows nothing but its end.
+    top = candidates[-1]
+    candidates = [w for w in seeing if w < top]
+    if not candidates:
+        raise LateJoinRefused("no checkpoint every partition cuts cleanly at is followed by a later one "
+                              "on every partition, so a consumer joining there would never reach a checkpoint")
     n = len(candidates)
     # The middle half first (partway: something before it and after it), in seeded order, then the rest.
     low, high = n // 4, max(n // 4 + 1, (3 * n) // 4)
@@ -139,7 +145,7 @@ def choose_checkpoint(files: dict[TopicPartition, Path], classifier: Classifier,
         if reason is None:
             return w, offsets
         reasons.append(f"at {w}: {reason}")
-    raise LateJoinRefused(f"late join: no checkpoint from which a consumer starting afresh can read the rest of the "
+    raise LateJoinRefused(f"no checkpoint from which a consumer starting afresh can read the rest of the "
                           f"stream ({len(reasons)} of {n} tried; {'; '.join(reasons[:2])})")
 
 
