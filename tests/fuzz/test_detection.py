@@ -1,5 +1,5 @@
-"""`fuzz` finds each broken streaming consumer within a CI-sized budget (150 examples, 300 for the
-rarest, a minute or two) and shrinks its failure to a small case; the reference streaming consumer passes the same
+"""`fuzz` finds each broken streaming consumer within a CI-sized budget (at most 600 examples, a
+minute or two) and shrinks its failure to a small case; the reference streaming consumer passes the same
 budget on every encoding. The budget is a count of examples and the seeds are fixed, so what is
 drawn is the same on a loaded machine as on an idle one. Figures: docs/fuzz.md, "Detection"
 (tests/fuzz/measure_detection.py)."""

@@ -83,6 +83,8 @@ KNOWN_GAPS = {
     "arrival-undecidable-key": "Canal-JSON and Debezium without the TiDB extension: one partition (a row the "
                                "checks list as undecidable is still reported missing when its table's primary "
                                "key lists its columns in another order than the table does)",
+    "failover-resend": "no changefeed failover: the reference streaming consumer applies a row event a failover "
+                       "re-sends twice (CONSUMER-DEDUP-1), even in one partition with one transaction",
     "late-join-partitions": "no late join once a partitioned table exists (the snapshot's load lines carry no "
                             "partition definitions, so the reference consumer cannot apply a later partition DDL)",
 }
@@ -106,7 +108,7 @@ def sink_configs(draw, encoding: str, known_gaps: bool = False) -> SinkConfig:
         **options,
     }
     gap = not known_gaps and fields.get("send_all_bootstrap_at_start", False)  # simple-bootstrap-at-start-failover
-    failovers = 0 if arrival_only or gap else draw(st.integers(0, 2))
+    failovers = 0 if arrival_only or gap or not known_gaps else draw(st.integers(0, 2))  # failover-resend
     if failovers:
         fields.update(failovers=failovers, failover_spacing=draw(st.integers(1, 12)),
                       checkpoint_lag=draw(st.integers(0, 2)))
@@ -146,7 +148,7 @@ def upstream_histories(encoding: str, max_steps: int = 10, known_gaps: bool = Fa
     the likeliest."""
     kinds = DDL_KINDS
     if encoding == "debezium" and not known_gaps:  # debezium-default-after-null
-        kinds = tuple(k for k in DDL_KINDS if k != "set_default")
+        kinds = tuple(k for k in kinds if k != "set_default")
     # CREATE TABLE three times as likely as another DDL: bugs of ordering across tables (rows of
     # tables interleaved, re-sent below another table's commit ts) need two tables with rows.
     kinds = ("create_table",) * 2 + kinds
