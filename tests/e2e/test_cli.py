@@ -27,6 +27,7 @@ HOMES = {
     "rules": "ticdc_conformance.rules.command",
     "lint": "ticdc_conformance.lint.command",
     "kafka": "ticdc_conformance.kafka_command",
+    "fuzz": "ticdc_conformance.fuzz_command",
 }
 
 
