@@ -59,7 +59,8 @@ def test_known_gaps_are_left_out_unless_asked_for():
     from ticdc_conformance.fuzz.space import upstream_histories
 
     assert set(KNOWN_GAPS) == {"debezium-default-after-null", "simple-bootstrap-at-start-failover",
-                               "arrival-undecidable-key", "late-join-partitions", "failover-resend"}
+                               "arrival-undecidable-key", "late-join-partitions", "keyless-resend",
+                               "keyless-no-old-value"}
     # The strategies' repr names the DDL kinds they draw when those are not all of them.
     assert "ddl_kinds" in repr(upstream_histories("debezium")) and "'set_default'" not in repr(
         upstream_histories("debezium"))
@@ -89,3 +90,19 @@ def test_a_budget_needs_a_limit():
         Budget()
     with pytest.raises(ValueError, match="--examples"):
         Budget(examples=0)
+
+
+def test_failovers_are_drawn_for_keyed_histories_only():
+    """keyless-resend: a failover only where every table has a key; keyless-no-old-value: Open
+    Protocol keeps the old image once a table has none."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    keyed = find(sink_configs("canal-json", keyless=False), lambda c: c.failovers > 0)
+    assert keyed.failovers > 0
+    for encoding in ("canal-json", "open-protocol", "simple-json"):
+        with pytest.raises(NoSuchExample, match="No examples found"):
+            find(sink_configs(encoding, keyless=True), lambda c: c.failovers > 0)
+    with pytest.raises(NoSuchExample, match="No examples found"):
+        find(sink_configs("open-protocol", keyless=True), lambda c: not c.output_old_value)
+    assert not find(sink_configs("open-protocol", keyless=False), lambda c: not c.output_old_value).output_old_value
