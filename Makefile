@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAGES := $(BIN)/python .ci/stages.py
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test lint types imports test-fast test-spark test-kafka test-slow golden-check java postgres
+.PHONY: setup run test lint types imports test-fast test-spark test-kafka test-slow test-nightly golden-check java postgres
 
 setup: java postgres $(INSTALLED)
 
@@ -63,6 +63,11 @@ test-kafka: setup
 
 test-slow: setup
 	$(STAGES) slow
+
+# The long matrices and the nightly fuzz budget (docs/fuzz.md); not part of `make test`.
+test-nightly: setup
+	$(STAGES) nightly
+	TICDC_FUZZ_PROFILE=nightly $(STAGES) fuzz
 
 golden-check: setup
 	$(BIN)/ticdc-conformance golden --check

@@ -91,12 +91,16 @@ STAGES: tuple[StaticStage | PytestStage, ...] = (
     StaticStage("types", (sys.executable, "-m", "mypy")),
     *import_contracts(),
     # Both cores (pytest-xdist): the fast tests are independent, and one core took 785 s of the CI run.
-    PytestStage("fast", excluded=("slow", "spark", "kafka"), pytest_args=("--durations=25", "-n", "auto")),
+    PytestStage("fast", excluded=("slow", "spark", "kafka", "nightly"), pytest_args=("--durations=25", "-n", "auto")),
     fuzz_stage(),
-    PytestStage("spark", required=("spark",), excluded=("kafka",)),
-    PytestStage("kafka", required=("kafka",)),
-    PytestStage("slow", required=("slow",), excluded=("spark", "kafka")),
+    PytestStage("spark", required=("spark",), excluded=("kafka", "nightly")),
+    PytestStage("kafka", required=("kafka",), excluded=("nightly",)),
+    PytestStage("slow", required=("slow",), excluded=("spark", "kafka", "nightly")),
+    # Run when named (`.ci/stages.py nightly`, `make test-nightly`), never by default: the long
+    # matrices that do not fit CI's 30 minutes.
+    PytestStage("nightly", required=("nightly",)),
 )
+ON_REQUEST = ("nightly",)  # stages a plain `.ci/stages.py` leaves out
 TEST_STAGES = tuple(s for s in STAGES if isinstance(s, PytestStage))
 
 
@@ -210,7 +214,7 @@ def main(argv: list[str]) -> int:
     unknown = [a for a in argv if a not in by_name]
     if unknown:
         sys.exit(f"unknown stage {', '.join(unknown)}; the stages are {', '.join(by_name)}")
-    chosen = [by_name[a] for a in argv] or list(STAGES)
+    chosen = [by_name[a] for a in argv] or [s for s in STAGES if s.name not in ON_REQUEST]
     if len(chosen) == 1:
         return run_stage(chosen[0], extra, None).returncode
     junit_dir = Path(tempfile.mkdtemp(prefix="ticdc-ci-stages-"))

@@ -137,6 +137,7 @@ def test_smoke_is_conformant(binary: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # the whole matrix; CI runs smoke, restarts and the hand-made streams
 @pytest.mark.parametrize("scenario", ["multi-table", "keys", "types", "replays", "ddl-evolution"])
 def test_scenario_is_conformant(binary: Path, tmp_path: Path, scenario: str) -> None:
     assert_conformant(run(tmp_path, binary, scenario, "--protocol", "canal-json"))
@@ -151,6 +152,7 @@ def test_restarts_are_conformant(binary: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # the whole matrix; CI runs smoke, restarts and the hand-made streams
 @pytest.mark.parametrize("scenario,schedule", [
     ("replays", "round-robin:seed=3"),
     ("replays", "random:seed=5,batch=1-4"),

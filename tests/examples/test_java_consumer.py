@@ -288,12 +288,14 @@ def test_restarts_are_conformant(jar: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # the whole matrix; CI runs smoke, restarts and the hand-made streams
 @pytest.mark.parametrize("scenario", ["multi-table", "keys", "types", "replays", "ddl-evolution"])
 def test_scenario_is_conformant(jar: Path, tmp_path: Path, scenario: str) -> None:
     assert_conformant(run(tmp_path, jar, scenario, "--protocol", "simple-json"))
 
 
 @pytest.mark.slow
+@pytest.mark.nightly  # the whole matrix; CI runs smoke, restarts and the hand-made streams
 @pytest.mark.parametrize("scenario,schedule", [
     ("replays", "round-robin:seed=3"),
     ("replays", "random:seed=5,batch=1-4"),
