@@ -42,7 +42,8 @@ def test_fuzz_finds_and_shrinks(broken, tmp_path):
 # Debezium: a BIGINT UNSIGNED column holding 18446744073709551615 (its DEFAULT) reaches the reference
 # streaming consumer's tables as 0 (the `local` reference reads it right): found by this test's seed,
 # left for the consumer's owners (docs/fuzz.md, "Known gaps").
-_UINT64_MAX = pytest.mark.xfail(strict=True, reason="debezium-uint64-max: BIGINT UNSIGNED 2^64-1 read as 0 by the "
+# Not strict: whether this seed draws that DEFAULT depends on the rest of the drawn space.
+_UINT64_MAX = pytest.mark.xfail(strict=False, reason="debezium-uint64-max: BIGINT UNSIGNED 2^64-1 read as 0 by the "
                                                     "reference streaming consumer")
 
 
