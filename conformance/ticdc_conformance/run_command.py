@@ -200,6 +200,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
     error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4)."""
     from .consumers.adapters import adapter_for
     from .consumers.adapters.program import Interrupted, signals_interrupt
+    from .findings.case_ids import variant_label
     from .folders import options_digest
     from .runner import run_encoding
 
@@ -224,6 +225,10 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
     digest = options_digest(options) if options != ["", "UTC", None, None] else ""
     report_name = (f"{scenario}-seed{seed}-{ALL if encodings == encoding_names() else '+'.join(encodings)}"
                    + (f"-{digest}" if digest else ""))
+    variant = variant_label(time_zone, changefeed.stem if changefeed else None, sink_uri, version_profile,
+                            schedule.spec() if schedule else None,
+                            [(name.replace("_", "-"), delivery[setting]) for name, setting in _DELIVERY.items()
+                             if setting in delivery], events)
     results = []
     try:
         with signals_interrupt():
@@ -234,7 +239,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
                                                     config_args=config_args, events=events,
                                                     final_state_only=final_state_only,
                                                     consumer_timeout_s=consumer_timeout, digest=digest,
-                                                    schedule=schedule))
+                                                    schedule=schedule, variant=variant))
     except Interrupted as stop:
         click.echo(f"run stopped by {stop}: the consumer's process group (if one was running) was killed; "
                    f"what it wrote stays under {work}", err=True)

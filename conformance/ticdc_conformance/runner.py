@@ -37,6 +37,7 @@ from ticdc_conformance.consumers.adapters import (
     shown_by_output,
 )
 from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
+from ticdc_conformance.findings.case_ids import case_id
 from ticdc_conformance.findings.finding import Finding, RunContext
 from ticdc_conformance.findings.outcome import (
     CONFORMANT,
@@ -98,6 +99,13 @@ class EncodingResult:
     schedule: Optional[str] = None
     not_applicable: Optional[str] = None
     notes: list[str] = field(default_factory=list)
+    # The readable label of the options beyond the scenario's defaults (findings/case_ids.py), part
+    # of the case id the expected-failure lists, pytest items and reports name the case by.
+    variant: str = ""
+
+    @property
+    def case_id(self) -> str:
+        return case_id(self.scenario, self.encoding, self.variant)
 
     @property
     def findings(self) -> list[Finding]:
@@ -233,6 +241,7 @@ class EncodingResult:
 
     def to_json(self) -> dict:
         return {
+            "case_id": self.case_id, "variant": self.variant,
             "scenario": self.scenario, "seed": self.seed, "encoding": self.encoding, "protocol": self.protocol,
             "consumer": self.consumer, "records": self.records, "seconds": round(self.seconds, 3),
             "outcome": self.outcome, "exit_code": self.exit_code, "conformant": self.conformant,
@@ -281,7 +290,7 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
                  spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
                  config_args: str = "", events: Optional[int] = None, final_state_only: bool = False,
                  consumer_timeout_s: float = CONSUMER_TIMEOUT_S, digest: Optional[str] = None,
-                 schedule: Optional["Schedule"] = None) -> EncodingResult:
+                 schedule: Optional["Schedule"] = None, variant: str = "") -> EncodingResult:
     """`consumer` is an adapter or what `--consumer` says (`spark` runs on `spark`, the session given);
     `config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
     `config_args` are the command-line options that produced it, for the replay command; `events`
@@ -290,7 +299,8 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
     first; `digest` names the run's options (`run` gives one for all its encodings), by default the
     digest of the config and size where they are not the encoding's default. `schedule` is the
     delivery schedule of a consumer the suite feeds (docs/delivery-schedules.md); None: the suite's
-    default for it, seeded with `seed`."""
+    default for it, seeded with `seed`. `variant` labels the options in the case id
+    (findings/case_ids.py:variant_label)."""
     adapter = consumer_adapter(consumer, spark)
     config = config or config_for(scenario, encoding, time_zone=time_zone)
     digest = digest if digest is not None else run_options_digest(scenario, encoding, config, events)
@@ -298,7 +308,7 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
     result = EncodingResult(scenario, seed, encoding, config.protocol, adapter.spec, time_zone=config.time_zone,
                             config_args=config_args, events=events, case=case, final_state_only=final_state_only,
                             schedule=schedule.spec() if schedule is not None and adapter.capabilities.schedules
-                            else None)
+                            else None, variant=variant)
     started = time.monotonic()
     recreate(case)
     manifest = generate(scenario, seed, config, case, events=events)
