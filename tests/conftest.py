@@ -8,6 +8,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # The project's shared/ folder (specifications, real TiCDC artifacts) stands beside the checkout.
 SHARED = next((p for p in (ROOT.parent / "shared", Path("/work/shared")) if p.exists()), ROOT.parent / "shared")
 CLI = [sys.executable, "-m", "ticdc_conformance"]
+# pytest's own plugin tester (tests/pytest_plugin/); pytest reads pytest_plugins only in the top conftest.
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="session")
