@@ -62,11 +62,15 @@ class CheckpointVerdict:
     note: str = ""
     findings: list[Finding] = field(default_factory=list)
     suppressed: int = 0  # findings beyond MAX_FINDINGS_PER_RULE, counted only
+    # (checkpoint ts, row images that differ there) for every checkpoint whose tables were compared
+    # (the consumer wrote states/): missing rows plus surplus rows, the HTML report's plot.
+    divergence: list[tuple[int, int]] = field(default_factory=list)
 
     def to_json(self, encoding: Optional[str] = None) -> dict:
         return {"checked": self.checked, "checkpoints": self.checkpoints, "note": self.note,
                 "suppressed_findings": self.suppressed,
-                "findings": [f.to_json(encoding) for f in self.findings]}
+                "findings": [f.to_json(encoding) for f in self.findings],
+                "divergence": [list(point) for point in self.divergence]}
 
 
 class ConsumerOutputError(ValueError):
@@ -351,6 +355,12 @@ class CheckpointCheck:
         self.gone_views: dict[Name, TableSchema] = {}  # the last view of a table upstream dropped or renamed
         self.since = SinceGood()
         self.since_at: dict[int, str] = {}  # per checkpoint with a finding: what was applied since the last good one
+        # Row images whose count differs between upstream and the consumer, with the difference; kept
+        # across checkpoints (a row wrong at one checkpoint stays wrong until a change rights it) and
+        # updated for the images that changed, so the total is every row differing, not only new ones.
+        self.off: dict[tuple[Name, bytes], int] = {}
+        self.off_rows = 0
+        self.divergence: list[tuple[int, int]] = []
         self.start_ts = start_ts
         if start_ts is not None:
             self._snapshot(start_ts)
@@ -453,7 +463,7 @@ class CheckpointCheck:
                                      "watermark, or the consumer applied in arrival order): checked on the final "
                                      "state only", f.items, f.suppressed)
         note = "" if states is not None else "the consumer wrote no states/: its tables were not compared at checkpoints"
-        return CheckpointVerdict(True, len(self.checkpoints), note, f.items, f.suppressed)
+        return CheckpointVerdict(True, len(self.checkpoints), note, f.items, f.suppressed, self.divergence)
 
     # one checkpoint ---------------------------------------------------------------------------
     def _checkpoint(self, w: int, txns: dict[int, list[list[dict]]], ddls: Counter,
@@ -595,8 +605,11 @@ class CheckpointCheck:
         by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))
         for name, image in self.truth.dirty | states.dirty:
             diff = self.truth.counts[name][image] - states.counts[name][image]
+            self.off_rows += abs(diff) - abs(self.off.pop((name, image), 0))
             if diff:
+                self.off[(name, image)] = diff
                 by_table[name][0 if diff > 0 else 1].extend([orjson.loads(image)] * abs(diff))
+        self.divergence.append((w, self.off_rows))
         for name in sorted(by_table):
             expected, actual = by_table[name]
             if name not in self.truth.schemas:
