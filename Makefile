@@ -30,7 +30,7 @@ postgres:
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,kafka,lint]'
+	$(BIN)/pip install -q -e '.[spark,test,kafka,lint]'
 	touch $(INSTALLED)
 
 run: setup

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import click
 
+from ticdc_conformance.errors import SPARK_EXTRA, SparkMissing
 from ticdc_conformance.fuzz_command import fuzz
 from ticdc_conformance.kafka_command import kafka
 
@@ -22,7 +23,27 @@ from .rules.command import rules_cmd
 from .run_command import check, differential_cmd, generate_cmd, run, scenarios
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The root group; a subcommand that reaches for Spark where PySpark is not installed ends in one
+    line saying how to install it (exit 2, a bad invocation of this installation), not a traceback.
+    The commands that need Spark check first (require_spark) and say what to do instead; an import of
+    PySpark that fails anywhere else is caught here."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except SparkMissing as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(2)
+        except ModuleNotFoundError as e:
+            if (e.name or "").partition(".")[0] != "pyspark":
+                raise
+            click.echo(f"error: this command needs PySpark, which is not installed here: {SPARK_EXTRA} "
+                       "(Spark also needs a Java 17 runtime)", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Conformance and fuzz testing for consumers of TiCDC's Kafka protocols."""
 

@@ -1,9 +1,14 @@
-"""The one error type a decoder raises for bad input, and the one a consumer that cannot finish
-raises. docs/errors.md lists their fields, the reason each malformation yields, and how a consumer
-under test reports its own errors."""
+"""The one error type a decoder raises for bad input, the one a consumer that cannot finish raises,
+and SparkMissing, for Spark asked of an installation without PySpark. docs/errors.md lists their
+fields, the reason each malformation yields, and how a consumer under test reports its own errors."""
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Iterable
+
+# What installs PySpark: the base install (`pip install ticdc-conformance`) gates any consumer
+# without it; only the reference Spark consumer, `spark:` functions and Spark's benchmarks need it.
+SPARK_EXTRA = "pip install 'ticdc-conformance[spark]'"
 
 
 class DecodeError(Exception):
@@ -37,3 +42,15 @@ class ConsumerError(Exception):
 
 class CaseError(Exception):
     """A case folder or output folder given to `check` that is not what `generate` and a consumer write."""
+
+
+class SparkMissing(ValueError):
+    """Something that runs on Spark was asked for where PySpark is not installed."""
+
+
+def require_spark(what: str, instead: str) -> None:
+    """SparkMissing saying what needs PySpark, how to install it and what to do `instead` (`or …`),
+    when PySpark cannot be imported; looked up without importing it (importing PySpark takes seconds)."""
+    if importlib.util.find_spec("pyspark") is None:
+        raise SparkMissing(f"{what} needs PySpark, which is not installed here: {SPARK_EXTRA} "
+                           f"(Spark also needs a Java 17 runtime), {instead}")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ticdc_conformance.command_line import encoding_names, seed_option
+from ticdc_conformance.errors import require_spark
 
 
 def _bench_variants() -> list[str]:
@@ -83,6 +84,9 @@ def bench_consume_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, .
                       driver_memory: str | None, floor: bool, seed: int) -> None:
     """The reference Spark consumer end to end: throughput, time ratio and the driver's peak memory."""
     from .consume import bench_consume
+
+    # Refused before the inputs are generated (minutes at the default sizes), not at Spark's start.
+    require_spark("bench consume", "or measure without Spark: `bench generate`, `bench decode`")
 
     bench_consume(work, list(variants) or _bench_variants(), sorted(set(sizes)), master, seed, driver_memory,
                   echo=click.echo, floor=floor)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from ticdc_conformance.errors import require_spark
+
 from .adapters import SequentialConsumer, SparkConsumer, Stream, adapter_for
 
 
@@ -32,6 +34,8 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
         click.echo(f"error: {manifest}: not a manifest written by `generate`: {e}", err=True)
         sys.exit(2)
     stream = Stream(records, manifest, m, folder=records.parent, scratch=out / "work")
+    if engine == SparkConsumer.spec:  # the root command turns SparkMissing into one line and exit 2
+        require_spark("`consume --engine spark`", f"or use `--engine {SequentialConsumer.spec}`")
     run = adapter_for(engine, master=master).run(stream, out)
     if not run.finished:
         click.echo(f"error: {run.error}", err=True)

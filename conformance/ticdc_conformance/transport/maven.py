@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from ticdc_conformance.errors import SPARK_EXTRA
+
 from .errors import JarResolutionError
 
 MAVEN_REPO_ENV = "TICDC_CONFORMANCE_MAVEN_REPO"
@@ -66,7 +68,11 @@ def java_executable() -> str:
 
 
 def ivy_jar() -> Path:
-    import pyspark
+    try:
+        import pyspark
+    except ImportError:
+        raise JarResolutionError(f"resolving jars from Maven uses the Ivy inside PySpark, which is not installed here: "
+                                 f"{SPARK_EXTRA}") from None
 
     jars = sorted((Path(pyspark.__file__).parent / "jars").glob("ivy-*.jar"))
     if not jars:

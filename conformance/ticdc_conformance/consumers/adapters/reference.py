@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Optional
 
-from ticdc_conformance.errors import ConsumerError
+from ticdc_conformance.errors import ConsumerError, require_spark
 
 from .interface import Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream
 
@@ -35,9 +35,13 @@ class SparkConsumer(ConsumerAdapter):
     its first run and stops on `close`."""
 
     spec = "spark"
+    runs = "the reference Spark consumer (`--consumer spark`, the default of `run`)"
     capabilities = REFERENCE_CAPABILITIES
 
     def __init__(self, spark: Any = None, master: Optional[str] = None) -> None:
+        if spark is None:  # refused before any encoding runs, not at the first one's Spark session
+            require_spark(self.runs, "or name another consumer: local, cmd:CMD, "
+                          "python:MODULE:CLASS or a record-file program (docs/consumer-modes.md)")
         self._spark, self._master, self._started = spark, master, False
 
     def session(self) -> Any:

@@ -160,11 +160,12 @@ class SparkFunctionConsumer(SparkConsumer):
     """A user's PySpark function `FUNCTION(df, header) -> tables` on the suite's Spark session."""
 
     capabilities = Capabilities(applied_log=True, states=True)  # the most a returned applied log shows
+    runs = "a PySpark function on the suite's Spark session"
 
     def __init__(self, rest: str, spark: Any = None, master: Optional[str] = None) -> None:
-        super().__init__(spark, master)
         self.module, self.function = parse_function_spec(rest)  # ValueError now, before any encoding runs
         self.spec = f"spark:{rest}"
+        super().__init__(spark, master)
 
     def run(self, stream: Stream, out: Path, options: RunOptions = RunOptions()) -> ConsumerRun:
         from ticdc_conformance.transport.spark_source import record_files_dataframe
