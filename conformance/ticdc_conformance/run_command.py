@@ -9,9 +9,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import shlex
 import sys
+import warnings
 from pathlib import Path
+from typing import Optional
 
 import click
 from rich.table import Table
@@ -69,6 +72,73 @@ def _delivery_options(f):
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def _expected_failure_options(f):
+    """`--expected-failures FILE` and `--update-expected-failures` (docs/expected-failures.md)."""
+    f = click.option("--update-expected-failures", "update_expected", is_flag=True,
+                     help="Rewrite --expected-failures FILE from this run: stale entries removed, each unexpected "
+                          "failure appended as CASE::RULE, comments and order kept; then exit 0 unless a consumer "
+                          "errored.")(f)
+    return click.option(
+        "--expected-failures", "expected_failures", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        help="A list of the failures this consumer is known to have (CASE::RULE, case globs, rule ids, an optional "
+             "message prefix; docs/expected-failures.md): only unexpected failures fail the run, and an entry "
+             "that now passes fails it with exit 6.")(f)
+
+
+def _expected_list(path: Optional[Path], update: bool):
+    """The loaded list, None without one; a bad list or a missing file is a bad invocation (exit 2),
+    checked before anything runs."""
+    from .findings.expected import ExpectedFailures, ExpectedFailuresError
+
+    if path is None:
+        if update:
+            raise click.UsageError("--update-expected-failures needs --expected-failures FILE (the list to rewrite)")
+        return None
+    if not path.exists() and not update:
+        raise click.BadParameter(f"{path}: no such file (--update-expected-failures writes it)",
+                                 param_hint="--expected-failures")
+    try:
+        return ExpectedFailures.load(path)
+    except ExpectedFailuresError as e:
+        raise click.BadParameter(str(e), param_hint="--expected-failures") from None
+
+
+def _progress(command: str):
+    from .progress import Progress, ProgressSettingError
+
+    try:
+        return Progress(command)
+    except ProgressSettingError as e:
+        raise click.UsageError(str(e)) from None
+
+
+@contextlib.contextmanager
+def _quiet_tools(work: Path, consumer: str):
+    """Keeps what is not the run's out of its output: Spark's JVM writes to WORK/spark.log (unless
+    TICDC_CONFORMANCE_SPARK_LOG names another file), and packaging tools' warnings (setuptools, pip,
+    pkg_resources, raised by imports on the way) are not shown."""
+    from .consumers.spark import SPARK_LOG_ENV
+
+    before = os.environ.get(SPARK_LOG_ENV)
+    if before is None and consumer.split(":", 1)[0] == SparkConsumer.spec:
+        os.environ[SPARK_LOG_ENV] = str((work / "spark.log").resolve())
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", module=r"(setuptools|pkg_resources|pip|_distutils_hack)(\..*)?$")
+            yield
+    finally:
+        if before is None:
+            os.environ.pop(SPARK_LOG_ENV, None)
+
+
+def _spark_log_note() -> Optional[str]:
+    """Where Spark's own log went, once a session started this run."""
+    from .consumers.spark import SPARK_LOG_ENV
+
+    where = os.environ.get(SPARK_LOG_ENV)
+    return f"spark's own log (JVM, log4j): {where}" if where and Path(where).exists() else None
 
 
 def _delivery(kwargs: dict) -> dict:
@@ -189,15 +259,19 @@ def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str,
                                       "encoding, emptied before each run (records, truth, the consumer's output, "
                                       "consumer.log, result.json).")
 @report_option
+@_expected_failure_options
 @click.option("--master", default=None, help="Spark master for --consumer spark (default local[2]).")
 @click.option("--events", type=click.IntRange(min=1), default=None,
               help="Number of row events, for scenarios that take a size (e.g. large).")
 def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefeed: Path | None, sink_uri: str | None,
         protocol: str, encoding: str | None, consumer: str, consumer_timeout: float, final_state_only: bool,
         work: Path, report: Path | None, master: str | None, events: int | None, schedule_spec: str | None,
-        **delivery_options) -> None:
+        expected_failures: Path | None, update_expected: bool, **delivery_options) -> None:
     """Generate, consume and check. Exit 0 when every encoding conforms, 1 on findings, 3 on a consumer
-    error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4)."""
+    error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4); with
+    --expected-failures only unexpected failures count, and 6 when the list names a failure that now
+    passes (docs/expected-failures.md). Progress goes to stderr: a bar on a terminal, else a line at
+    each phase and at least every 30 s ($TICDC_PROGRESS_EVERY_S)."""
     from .consumers.adapters import adapter_for
     from .consumers.adapters.program import Interrupted, signals_interrupt
     from .findings.case_ids import variant_label
@@ -209,6 +283,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
     except ValueError as e:
         raise click.BadParameter(f"{consumer!r}: {e}", param_hint="--consumer") from None
     schedule = _schedule(schedule_spec, seed)
+    expected = _expected_list(expected_failures, update_expected)
     delivery = _delivery(delivery_options)
     encodings = resolve_encodings(protocol, encoding)
     configs = {enc: _configure(scenario, enc, time_zone, changefeed, sink_uri, version_profile, delivery)
@@ -230,21 +305,34 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
                             [(name.replace("_", "-"), delivery[setting]) for name, setting in _DELIVERY.items()
                              if setting in delivery], events)
     results = []
+    progress = _progress("run")
+    progress.start(f"{scenario} seed {seed}", total=len(encodings), status=f"{len(encodings)} encoding(s)")
     try:
-        with signals_interrupt():
-            for enc in encodings:
-                with console.status(f"{enc}: generating, consuming, checking…"):
-                    with _changefeed_failure(scenario, seed, enc):
-                        results.append(run_encoding(scenario, seed, enc, work, adapter, config=configs[enc],
-                                                    config_args=config_args, events=events,
-                                                    final_state_only=final_state_only,
-                                                    consumer_timeout_s=consumer_timeout, digest=digest,
-                                                    schedule=schedule, variant=variant))
+        with signals_interrupt(), _quiet_tools(work, consumer):
+            for i, enc in enumerate(encodings):
+                def phase(name: str, records: Optional[int], enc: str = enc, i: int = i) -> None:
+                    counted = f", {records} records" if records is not None else ""
+                    progress.update(f"{enc} {i + 1}/{len(encodings)}: {name}{counted}", completed=i, announce=True)
+
+                with _changefeed_failure(scenario, seed, enc):
+                    results.append(run_encoding(scenario, seed, enc, work, adapter, config=configs[enc],
+                                                config_args=config_args, events=events,
+                                                final_state_only=final_state_only,
+                                                consumer_timeout_s=consumer_timeout, digest=digest,
+                                                schedule=schedule, variant=variant, on_phase=phase))
+                progress.update(f"{enc} {i + 1}/{len(encodings)}: {results[-1].outcome}", completed=i + 1)
+            spark_log = _spark_log_note()
     except Interrupted as stop:
+        progress.stop(f"stopped by {stop}")
         click.echo(f"run stopped by {stop}: the consumer's process group (if one was running) was killed; "
                    f"what it wrote stays under {work}", err=True)
         sys.exit(128 + stop.signum)  # the shell's status for a process ended by that signal
-    _verdicts(results, f"scenario {scenario}, seed {seed}, consumer {consumer}", report, report_name)
+    except BaseException:
+        progress.stop("failed")
+        raise
+    progress.stop(f"{len(results)} encoding(s) in {progress.elapsed():.0f}s")
+    _verdicts(results, f"scenario {scenario}, seed {seed}, consumer {consumer}", report, report_name,
+              expected, update_expected, notes=[spark_log] if spark_log else [])
 
 
 def _schedule(spec: str | None, seed: int):
@@ -264,9 +352,12 @@ def _schedule(spec: str | None, seed: int):
     return schedule if named else replace(schedule, seed=seed)
 
 
-def _verdicts(results: list, title: str, report: Path | None, report_name: str) -> None:
-    """One row per encoding, the findings of each failed one summarized per rule, the reports; exits
-    with the most severe encoding's code (findings/outcome.py)."""
+def _verdicts(results: list, title: str, report: Path | None, report_name: str, expected=None,
+              update_expected: bool = False, notes: list[str] = ()) -> None:
+    """One row per encoding, the findings of each failed one summarized per rule, the measure against
+    the expected-failure list, the reports; exits with the most severe encoding's code
+    (findings/outcome.py), or with the list's verdict when there is one."""
+    from ticdc_conformance.findings.case_ids import failures_of
     from ticdc_conformance.findings.outcome import CONFORMANT, STYLES, overall_exit
 
     from .report import full_list_files, report_paths, write_reports
@@ -281,14 +372,92 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str) 
                       str(sum(t.actual_rows for t in r.tables)), str(r.finding_count),
                       f"[{STYLES[r.outcome]}]{verdict}[/{STYLES[r.outcome]}]", f"{r.seconds:.1f}")
     console.print(table)
+    judgement = _judge(results, expected)
     paths = report_paths(report, report_name) if report is not None else None
     for r in results:
         if r.outcome != CONFORMANT or r.undecidable:
-            click.echo(r.render(FINDINGS_SHOWN_PER_RULE, full_list_files(r, paths)))
+            all_expected = judgement is not None and failures_of(r.case_id, r) and not _unexpected_of(r, judgement)
+            if all_expected:  # its failures are listed: one line, the list's section says which
+                click.echo(f"{r.verdict_line}: every failure expected ({expected.path})")
+            else:
+                click.echo(r.render(FINDINGS_SHOWN_PER_RULE, full_list_files(r, paths)))
+    for note in notes:
+        click.echo(note)
+    code = overall_exit(r.exit_code for r in results)
+    if judgement is not None:
+        click.echo(render_judgement(judgement))
+        code = exit_with_list(judgement)
+        if update_expected:
+            code = _update_list(expected, judgement)
     if report is not None:
         write_reports(results, report, name=report_name)
         console.print(f"reports: {paths['junit']}, {paths['summary']}")
-    sys.exit(overall_exit(r.exit_code for r in results))
+    sys.exit(code)
+
+
+def _judge(results: list, expected):
+    """The run's failures measured against the list; None without one. A case that was not
+    applicable was not judged, so it makes no entry stale."""
+    from ticdc_conformance.findings.case_ids import failures_of
+    from ticdc_conformance.findings.outcome import NOT_APPLICABLE
+
+    if expected is None:
+        return None
+    cases = [r.case_id for r in results if r.outcome != NOT_APPLICABLE]
+    return expected.judge(cases, [f for r in results for f in failures_of(r.case_id, r)])
+
+
+def _unexpected_of(result, judgement) -> list:
+    return [f for f in judgement.unexpected if f.case == result.case_id]
+
+
+def exit_with_list(judgement) -> int:
+    """The exit status of a run measured against an expected-failure list: the most severe code of
+    its unexpected failures (consumer-error 3, final-state-only 4, a rule 1); else 6 for a stale
+    entry; else 0."""
+    from ticdc_conformance.findings.case_ids import CONSUMER_ERROR_ID, FINAL_STATE_ONLY_ID
+    from ticdc_conformance.findings.outcome import EXIT_STALE_EXPECTED_FAILURES, overall_exit
+
+    codes = {CONSUMER_ERROR_ID: 3, FINAL_STATE_ONLY_ID: 4}
+    code = overall_exit(codes.get(f.rule, 1) for f in judgement.unexpected)
+    return code or (EXIT_STALE_EXPECTED_FAILURES if judgement.stale else 0)
+
+
+def render_judgement(judgement) -> str:
+    """The list's section of the output: each entry in use with how many failures it matched, the
+    unexpected failures per rule, the stale entries, the entries whose cases did not run."""
+    from ticdc_conformance.findings.case_ids import by_rule
+    from ticdc_conformance.findings.outcome import STALE_EXPECTED_FAILURES
+
+    j = judgement
+    lines = [f"expected failures ({j.path}): {len(j.expected)} expected, {len(j.unexpected)} unexpected, "
+             f"{len(j.stale)} stale entr{'y' if len(j.stale) == 1 else 'ies'}, {len(j.not_run)} not run"]
+    for entry, count in j.counts():
+        lines.append(f"  expected  {j.where(entry)}  {entry}  ({count} failure{'s' if count != 1 else ''})")
+    for rule, failures in by_rule(j.unexpected).items():
+        cases = ", ".join(dict.fromkeys(f.case for f in failures))
+        lines.append(f"  UNEXPECTED  {rule}: {len(failures)} failure{'s' if len(failures) != 1 else ''} in {cases}")
+    for entry in j.stale:
+        lines.append(f"  STALE  {j.where(entry)}  {entry}: now passes: remove it or run with "
+                     f"--update-expected-failures")
+    for entry in j.not_run:
+        lines.append(f"  not run  {j.where(entry)}  {entry}")
+    if not j.unexpected and j.stale:
+        lines.append(f"exit 6: {STALE_EXPECTED_FAILURES}")
+    return "\n".join(lines)
+
+
+def _update_list(expected, judgement) -> int:
+    """Rewrites the list from this run; 3 when a consumer error was among the failures it had not
+    listed (recorded, but a consumer that cannot run is no state to accept silently), else 0."""
+    from ticdc_conformance.findings.case_ids import CONSUMER_ERROR_ID
+
+    expected.update(judgement)
+    added = len(dict.fromkeys(f.id for f in judgement.unexpected))
+    changed = "unchanged" if not (judgement.stale or added) else \
+        f"{len(judgement.stale)} stale entr{'y' if len(judgement.stale) == 1 else 'ies'} removed, {added} added"
+    click.echo(f"updated {expected.path}: {changed}")
+    return 3 if any(f.rule == CONSUMER_ERROR_ID for f in judgement.unexpected) else 0
 
 
 @click.command()
@@ -299,26 +468,33 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str) 
               help="The consumer's output folder (docs/consumer-protocol.md); default CASE/consumer.")
 @final_state_only_option
 @report_option
-def check(case: Path, out: Path | None, final_state_only: bool, report: Path | None) -> None:
+@_expected_failure_options
+def check(case: Path, out: Path | None, final_state_only: bool, report: Path | None, expected_failures: Path | None,
+          update_expected: bool) -> None:
     """Check a consumer's outputs, written however it was run, against the ground truth of CASE; the
     checks and exit status of `run` (docs/checks.md): 0 conformant, 1 findings, 2 a CASE or OUT that
-    is not one, 3 no final/ in OUT, 4 final state only."""
+    is not one, 3 no final/ in OUT, 4 final state only, 6 a stale --expected-failures list."""
     from .errors import CaseError
     from .runner import check_options_digest, check_outputs
 
+    expected = _expected_list(expected_failures, update_expected)
     out = out if out is not None else case / "consumer"
+    progress = _progress("check")
+    progress.start(str(case), status=f"checking {out} against {case}/truth")
     try:
-        with console.status(f"checking {out} against {case}/truth…"):
-            result = check_outputs(case, out, final_state_only)
+        result = check_outputs(case, out, final_state_only)
     except CaseError as e:
+        progress.stop("refused")
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
+    progress.stop(f"{result.outcome} in {progress.elapsed():.0f}s")
     try:
         result.write_result_file()
     except OSError as e:  # a read-only case folder: the reports still carry every finding
         click.echo(f"note: could not write {result.result_file}: {e}", err=True)
     _verdicts([result], f"scenario {result.scenario}, seed {result.seed}, {result.consumer}", report,
-              f"check-{result.scenario}-seed{result.seed}-{result.encoding}-{check_options_digest(case, out)}")
+              f"check-{result.scenario}-seed{result.seed}-{result.encoding}-{check_options_digest(case, out)}",
+              expected, update_expected)
 
 
 @click.command("differential")

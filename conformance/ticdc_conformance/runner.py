@@ -18,13 +18,15 @@ Every run writes into a case folder emptied first, and the consumer into a new e
 """
 from __future__ import annotations
 
+import io
 import json
 import shlex
 import time
 from collections import defaultdict
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
 from ticdc_conformance.consumers.adapters import (
     Capabilities,
@@ -37,6 +39,7 @@ from ticdc_conformance.consumers.adapters import (
     shown_by_output,
 )
 from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
+from ticdc_conformance.consumers.adapters.program import LOG_FILE as CONSUMER_LOG_FILE
 from ticdc_conformance.findings.case_ids import case_id
 from ticdc_conformance.findings.finding import Finding, RunContext
 from ticdc_conformance.findings.outcome import (
@@ -64,6 +67,8 @@ from .folders import case_folder, options_digest, recreate
 if TYPE_CHECKING:
     from ticdc_conformance.delivery import Schedule
 
+# Told the phase of a run as it starts (generate, consume, check) and the records once generated.
+PhaseListener = Callable[[str, Optional[int]], None]
 CONSUMER_TIMEOUT_S = DEFAULT_TIMEOUT_S
 FINDINGS_SHOWN_PER_RULE = 5  # printed per rule by `run` and `check`; the JSON files keep them all
 RESULT_FILE = "result.json"
@@ -218,6 +223,8 @@ class EncodingResult:
         by_rule: dict[str, list[Finding]] = defaultdict(list)
         for f in self.findings:
             by_rule[f.rule].append(f)
+        if by_rule:
+            lines.append("  findings per rule: " + ", ".join(f"{rule} {len(found)}" for rule, found in by_rule.items()))
         cut = False
         for rule, found in by_rule.items():
             shown = found if per_rule is None else found[:per_rule]
@@ -236,6 +243,8 @@ class EncodingResult:
         for note in self.notes:
             lines.append(f"  note: {note}")
         if self.outcome != CONFORMANT:
+            if self.consumer_log is not None and str(self.consumer_log) not in (self.error or ""):
+                lines.append(f"  consumer output: {self.consumer_log}")
             lines.append(f"  replay: {self.replay_command}")
         return "\n".join(lines)
 
@@ -290,7 +299,8 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
                  spark=None, time_zone: str = "UTC", config: SinkConfig | None = None,
                  config_args: str = "", events: Optional[int] = None, final_state_only: bool = False,
                  consumer_timeout_s: float = CONSUMER_TIMEOUT_S, digest: Optional[str] = None,
-                 schedule: Optional["Schedule"] = None, variant: str = "") -> EncodingResult:
+                 schedule: Optional["Schedule"] = None, variant: str = "",
+                 on_phase: Optional[PhaseListener] = None) -> EncodingResult:
     """`consumer` is an adapter or what `--consumer` says (`spark` runs on `spark`, the session given);
     `config` (e.g. with a changefeed TOML applied) replaces the encoding's default config;
     `config_args` are the command-line options that produced it, for the replay command; `events`
@@ -300,7 +310,11 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
     digest of the config and size where they are not the encoding's default. `schedule` is the
     delivery schedule of a consumer the suite feeds (docs/delivery-schedules.md); None: the suite's
     default for it, seeded with `seed`. `variant` labels the options in the case id
-    (findings/case_ids.py:variant_label)."""
+    (findings/case_ids.py:variant_label). `on_phase` is told each phase as it starts (progress lines).
+
+    What an in-process consumer prints (the local and Spark reference consumers, python:, spark:)
+    goes to CASE/consumer.log, where a program's stdout and stderr go, never to the suite's output."""
+    phase = on_phase or (lambda name, records: None)
     adapter = consumer_adapter(consumer, spark)
     config = config or config_for(scenario, encoding, time_zone=time_zone)
     digest = digest if digest is not None else run_options_digest(scenario, encoding, config, events)
@@ -311,15 +325,19 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
                             else None, variant=variant)
     started = time.monotonic()
     recreate(case)
+    phase("generate", None)
     manifest = generate(scenario, seed, config, case, events=events)
     result.records = manifest["records"]
-    run = adapter.run(Stream.of_case(case, manifest), recreate(case / "consumer"),
-                      RunOptions(timeout_s=consumer_timeout_s, schedule=schedule))
-    result.consumer_log = run.log
+    phase("consume", result.records)
+    with consumer_output_to(case / CONSUMER_LOG_FILE) as printed:
+        run = adapter.run(Stream.of_case(case, manifest), recreate(case / "consumer"),
+                          RunOptions(timeout_s=consumer_timeout_s, schedule=schedule))
+    result.consumer_log = run.log if run.log is not None else (printed.path if printed.wrote else None)
     result.error = run.error
     result.not_applicable = run.not_applicable
     result.notes = list(run.notes)
     if run.finished and run.not_applicable is None:
+        phase("check", result.records)
         try:
             _check(result, case, manifest, run)
         except ConsumerError as e:
@@ -327,6 +345,34 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
     result.seconds = time.monotonic() - started
     result.write_result_file()
     return result
+
+
+class _PrintedTo(io.TextIOBase):
+    """A text stream appending what is written to `path`. The file is opened for each write, as the
+    adapter of a fed consumer recreates the same log file when its session starts."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.wrote = path, False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            with open(self.path, "a", encoding="utf-8", errors="replace") as log:
+                log.write(text)
+            self.wrote = True
+        return len(text)
+
+
+@contextmanager
+def consumer_output_to(path: Path) -> Iterator[_PrintedTo]:
+    """While inside, Python's stdout and stderr (print, warnings, logging's last resort) go to `path`:
+    an in-process consumer's output is kept apart from the suite's, like a program's. Progress lines
+    are unaffected: they write to the stream they were given at their start."""
+    printed = _PrintedTo(path)
+    with redirect_stdout(printed), redirect_stderr(printed):
+        yield printed
 
 
 def _check(result: EncodingResult, case: Path, manifest: dict, run: ConsumerRun) -> None:

@@ -13,8 +13,14 @@
 (`not_applicable`, `"conformant": false` on the result), and JUnit reports it as skipped, with the
 consumer's reason.
 
-Exit 2 is a bad invocation (click's usage errors, refused options and folders). Across encodings the
-most severe outcome gives the exit status: 3, then 1, then 4, then 0.
+Exit 2 is a bad invocation (click's usage errors, refused options and folders, an expected-failure
+list that cannot be read). Across encodings the most severe outcome gives the exit status: 3, then 1,
+then 4, then 0.
+
+With an expected-failure list (`--expected-failures FILE`, findings/expected.py) only the unexpected
+failures count: consumer-error 3, final-state-only 4, any rule 1, most severe first as above; when
+none is left but an entry of the list now passes, the exit is 6 (`the expected-failure list is
+stale`); every failure expected and no stale entry, 0.
 """
 from __future__ import annotations
 
@@ -30,7 +36,9 @@ NOT_APPLICABLE = "not applicable"
 EXIT_CODES = {CONFORMANT: 0, FINAL_STATE_ONLY_ACCEPTED: 0, NOT_APPLICABLE: 0, NOT_CONFORMANT: 1, CONSUMER_ERROR: 3,
               FINAL_STATE_ONLY: 4}
 PASSES = frozenset({CONFORMANT, FINAL_STATE_ONLY_ACCEPTED})  # what counts as a pass; never NOT_APPLICABLE
-_SEVERITY = (0, 4, 1, 3)  # least to most severe
+EXIT_STALE_EXPECTED_FAILURES = 6  # the expected-failure list names a failure that now passes
+STALE_EXPECTED_FAILURES = "the expected-failure list is stale"
+_SEVERITY = (0, EXIT_STALE_EXPECTED_FAILURES, 4, 1, 3)  # least to most severe
 # The table's colour for each verdict.
 STYLES = {CONFORMANT: "green", FINAL_STATE_ONLY_ACCEPTED: "green", NOT_CONFORMANT: "red", CONSUMER_ERROR: "red",
           FINAL_STATE_ONLY: "yellow", NOT_APPLICABLE: "dim"}

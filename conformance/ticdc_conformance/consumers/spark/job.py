@@ -59,6 +59,7 @@ import orjson
 from ticdc_conformance.consumers.output import StatesWriter, final_file_name
 from ticdc_conformance.consumers.rules.decode_stage import DECODED_SCHEMA, arrow_decoder
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
+from ticdc_conformance.consumers.spark import SPARK_LOG_ENV
 from ticdc_conformance.consumers.spark.admit import AdmitPlan, admitted_schema, admitter
 from ticdc_conformance.consumers.spark.plan import (
     APPLY_KEY,
@@ -119,8 +120,12 @@ def write_scratch(df, path: Path) -> None:
     df.write.option("parquet.block.size", SCRATCH_ROW_GROUP_BYTES).parquet(str(path))
 
 
-def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conformance"):
-    """A Spark session; `local[2]` unless a master is given or the job runs under spark-submit."""
+def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conformance", log: Optional[Path] = None):
+    """A Spark session; `local[2]` unless a master is given or the job runs under spark-submit.
+
+    `log` (default: $TICDC_CONFORMANCE_SPARK_LOG) is a file that takes the JVM's stdout and stderr --
+    its start-up notes, log4j's lines and its Python workers' output -- when this call starts the
+    JVM, so none of it reaches the user's output (`run` points it into its work folder)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # Local mode talks to itself; binding to loopback avoids the host-name lookup warning.
@@ -128,34 +133,58 @@ def spark_session(master: Optional[str] = None, app_name: str = "ticdc-conforman
     log4j = Path(__file__).with_name("log4j2.properties")
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(app_name)
-    # Under spark-submit the master comes from the command line (PYSPARK_GATEWAY_PORT is set by it).
-    if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
-        builder = builder.master(master or os.environ.get("TICDC_CONFORMANCE_SPARK_MASTER", "local[2]"))
-    spark = (
-        builder.config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={log4j.as_uri()}")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    options = {
+        "spark.app.name": app_name,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile={log4j.as_uri()} "
+                                         f"-Dlog4j2.configurationFile={log4j.as_uri()}",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
         # 1g: on local[N] the executors share the driver's JVM, whose RSS then stays under 2 GiB
         # (1,454 MiB peak at 1M records; 2g gave 2.2-2.6 GiB, and no faster: docs/performance.md).
-        .config("spark.driver.memory", os.environ.get("TICDC_CONFORMANCE_DRIVER_MEMORY", "1g"))
+        "spark.driver.memory": os.environ.get("TICDC_CONFORMANCE_DRIVER_MEMORY", "1g"),
         # Batches into the Python workers are otherwise cut at 10,000 rows whatever their size:
         # 10,000 Open Protocol batch records (8 KiB each) took 570 MiB of direct memory in the
         # driver JVM while decoding; bounded in bytes, 82 MiB (docs/performance.md). Records of
         # under 800 bytes still go 10,000 to a batch.
-        .config("spark.sql.execution.arrow.maxBytesPerBatch", str(ARROW_BATCH_BYTES))
+        "spark.sql.execution.arrow.maxBytesPerBatch": str(ARROW_BATCH_BYTES),
         # A sort that spilled merges all its spill files at once, and with read-ahead each reader
         # holds two 1 MiB heap buffers: heap that grew with the bytes per Kafka partition (about
         # 100 spill files, 200 MiB, for Debezium at 10M) until the decode stage ran out of it.
         # Without read-ahead a reader keeps one 1 MiB buffer, outside the heap.
-        .config("spark.unsafe.sorter.spill.read.ahead.enabled", "false")
-        .getOrCreate()
-    )
+        "spark.unsafe.sorter.spill.read.ahead.enabled": "false",
+    }
+    # Under spark-submit the master comes from the command line (PYSPARK_GATEWAY_PORT is set by it).
+    if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        options["spark.master"] = master or os.environ.get("TICDC_CONFORMANCE_SPARK_MASTER", "local[2]")
+    log = log if log is not None else (Path(os.environ[SPARK_LOG_ENV]) if os.environ.get(SPARK_LOG_ENV) else None)
+    if log is not None:
+        _start_jvm(options, log)
+    builder = SparkSession.builder
+    for key, value in options.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _start_jvm(options: dict, log: Path) -> None:
+    """Starts the JVM and its SparkContext with stdout and stderr going to `log`, unless one runs
+    already (an earlier session's, or spark-submit's, whose output is its own). PySpark's own start
+    would leave them on the suite's stderr."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._active_spark_context is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(options.items()))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as sink:
+        gateway = None if SparkContext._gateway is not None else launch_gateway(
+            conf, popen_kwargs={"stdout": sink, "stderr": sink})
+    SparkContext(conf=conf, gateway=gateway)
 
 
 _OUTPUTS = ("final", "states", "applied.ndjson", "applied.parquet", "states.parquet")
