@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ticdc_conformance.findings.case_ids import CONSUMER_ERROR_ID, Failure, check_id, failures_of, run_rules
-from ticdc_conformance.findings.expected import Entry, ExpectedFailures, Judgement
 from ticdc_conformance.findings.outcome import FINAL_STATE_ONLY, FINAL_STATE_ONLY_REASON, NOT_APPLICABLE
 
 from .matrix import Case
+
+if TYPE_CHECKING:
+    from ticdc_conformance.findings.expected import Entry, ExpectedFailures, Judgement
 
 OUTCOME_ITEM = "outcome"  # the item of a case's failures that no rule item reports
 FINDINGS_SHOWN = 5  # per failing item, as `run` prints per rule
