@@ -93,7 +93,9 @@ def cases(scenarios: Sequence[str], protocol: str, changefeeds: Sequence[Path], 
                 config = configure(scenario, encoding, time_zone, changefeed)
             except (ChangefeedConfigError, ChangefeedFailure, ValueError) as e:
                 where = f"--ticdc-changefeed {changefeed}" if changefeed is not None else f"--ticdc-time-zone {time_zone}"
-                raise pytest.UsageError(f"{where} ({scenario}/{encoding}): {e}") from None
+                hint = ("; a changefeed file that names its protocol goes with --ticdc-protocol naming it"
+                        if changefeed is not None and protocol == "all" else "")
+                raise pytest.UsageError(f"{where} ({scenario}/{encoding}): {e}{hint}") from None
             variant = variant_label(time_zone, changefeed.stem if changefeed is not None else None,
                                     schedule=schedule.spec() if schedule is not None else None)
             # A changefeed file counts by its content, as in `run`: two files of one name never share a folder.
