@@ -8,9 +8,9 @@ BIN := $(VENV)/bin
 STAGES := $(BIN)/python .ci/stages.py
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup run test lint types imports test-fast test-spark test-kafka test-slow test-nightly golden-check java postgres
+.PHONY: setup run test lint types imports test-fast test-spark test-kafka test-slow test-nightly golden-check java postgres chromium
 
-setup: java postgres $(INSTALLED)
+setup: java postgres chromium $(INSTALLED)
 
 # Spark needs a Java 17 runtime; install it from Debian when the machine has none.
 java:
@@ -26,6 +26,15 @@ postgres:
 	    echo "installing a PostgreSQL server (postgresql)"; \
 	    apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; } \
 	  || echo "no PostgreSQL server here and none installed: the kafka: jdbc tests will skip"; }
+
+# The HTML report's test renders the page in headless Chromium (tests/report/test_html_chromium.py);
+# install Debian's when the machine has none and apt-get can (otherwise that test skips, saying why).
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
+	  command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && { \
+	    echo "installing a headless browser for the HTML report's test (chromium)"; \
+	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+	  || echo "no chromium here and none installed: the HTML report's browser test will skip"; }
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
