@@ -390,8 +390,8 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str, 
         if update_expected:
             code = _update_list(expected, judgement)
     if report is not None:
-        write_reports(results, report, name=report_name)
-        console.print(f"reports: {paths['junit']}, {paths['summary']}")
+        write_reports(results, report, name=report_name, judgement=judgement)
+        console.print(f"reports: {paths['junit']}, {paths['summary']}, {paths['html']}")
     sys.exit(code)
 
 

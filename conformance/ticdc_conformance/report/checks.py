@@ -26,6 +26,7 @@ from ticdc_conformance.findings.expected import Judgement
 from ticdc_conformance.findings.finding import Finding
 from ticdc_conformance.findings.outcome import (
     CONSUMER_ERROR,
+    EXIT_STALE_EXPECTED_FAILURES,
     FINAL_STATE_ONLY_REASON,
     NOT_APPLICABLE,
     overall_exit,
@@ -34,9 +35,6 @@ from ticdc_conformance.runner import EncodingResult
 
 PASSED, FAILED, EXPECTED, NOT_JUDGED = "passed", "failed", "expected", "not-applicable"
 STATUSES = (PASSED, FAILED, EXPECTED, NOT_JUDGED)
-# The exit status of a run whose only fault is a stale expected-failure list (docs/errors.md):
-# nothing failed unexpectedly, but a listed failure now passes.
-STALE_EXIT = 6
 APPLIED_LOG_CHECK = "checkpoints.applied-log"
 STATES_RULE = "CONSUMER-CHECKPOINT-1"  # judged on the consumer's tables at checkpoints (states/)
 
@@ -126,13 +124,13 @@ def unexpected(result: EncodingResult, judgement: Optional[Judgement]) -> bool:
 
 
 def gated_exit(results: Sequence[EncodingResult], judgement: Optional[Judgement] = None) -> int:
-    """The run's exit status: the most severe outcome among the cases (findings/outcome.py); with an
-    expected-failure list, among the cases with an unexpected failure only, and STALE_EXIT when
-    nothing else failed but the list holds a stale entry."""
+    """The run's exit status (findings/outcome.py), as `run` exits: the most severe outcome among the
+    cases; with an expected-failure list, among the cases with an unexpected failure only (a case's
+    failures give its outcome's code), and 6 when nothing else failed but the list holds a stale entry."""
     if judgement is None:
         return overall_exit(r.exit_code for r in results)
     code = overall_exit(r.exit_code for r in results if unexpected(r, judgement))
-    return STALE_EXIT if code == 0 and judgement.stale else code
+    return EXIT_STALE_EXPECTED_FAILURES if code == 0 and judgement.stale else code
 
 
 @dataclass

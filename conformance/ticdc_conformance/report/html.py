@@ -17,10 +17,14 @@ import orjson
 
 from ticdc_conformance.findings.case_ids import OUTCOME_IDS, run_rules
 from ticdc_conformance.findings.finding import ABSENT_TEXT, Finding, rule_quote
-from ticdc_conformance.findings.outcome import NOT_APPLICABLE
+from ticdc_conformance.findings.outcome import (
+    EXIT_STALE_EXPECTED_FAILURES,
+    NOT_APPLICABLE,
+    STALE_EXPECTED_FAILURES,
+)
 from ticdc_conformance.runner import EncodingResult
 
-from .checks import EXPECTED, FAILED, PASSED, STALE_EXIT, Check, RunChecks
+from .checks import EXPECTED, FAILED, PASSED, Check, RunChecks
 from .plot import divergence_charts
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -139,8 +143,8 @@ def fidelity(encodings: Sequence[str]) -> dict:
 def _verdict(checks: RunChecks) -> str:
     """The run's verdict in words: the outcome that gives its exit status (findings/outcome.py)."""
     code, results = checks.exit_code, checks.results
-    if code == STALE_EXIT:
-        return "the expected-failure list is stale"
+    if code == EXIT_STALE_EXPECTED_FAILURES:
+        return STALE_EXPECTED_FAILURES
     if code == 0:
         passed = sum(r.conformant for r in results)
         declined = sum(r.outcome == NOT_APPLICABLE for r in results)
