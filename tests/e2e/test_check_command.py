@@ -44,12 +44,15 @@ def test_broken_outputs_fail_with_the_check_as_replay_command(tmp_path):
     assert "NOT conformant" in proc.stdout and "[CONSUMER-DELETE-1]" in proc.stdout
     assert f"replay: ticdc-conformance check --case {case} --out {out}" in proc.stdout
     [junit] = (tmp_path / "r").glob("check-smoke-seed1-canal-json-*.junit.xml")
-    assert ET.parse(junit).getroot().get("failures") == "1"
+    failed = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase") if c.find("failure") is not None]
+    assert "smoke/canal-json::CONSUMER-DELETE-1" in failed
     [summary] = (tmp_path / "r").glob("check-smoke-seed1-canal-json-*.summary.json")
     summary = json.loads(summary.read_text())
     assert summary["conformant"] is False and summary["exit_code"] == 1
-    # The case's result.json holds the same verdict, every finding.
+    # The case's result.json holds the same verdict, every finding (the summary adds the case's checks).
+    checks = summary["results"][0].pop("checks")
     assert json.loads((case / "result.json").read_text()) == summary["results"][0]
+    assert {c["rule"] for c in checks if c["status"] == "failed"} >= {"CONSUMER-DELETE-1"}
 
 
 def test_check_gives_the_verdict_run_gives(tmp_path):

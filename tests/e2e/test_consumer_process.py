@@ -76,8 +76,9 @@ def test_a_consumer_past_its_timeout_is_killed_with_its_children(tmp_path):
     [result] = summary["results"]
     assert (result["outcome"], result["exit_code"], result["consumer_log"]) == ("consumer error", 3, str(log))
     assert summary["exit_code"] == 3 and summary["conformant"] is False
-    [case] = ET.parse(tmp_path / "r" / "smoke-seed1-open-protocol.junit.xml").getroot()
-    assert case.find("error") is not None and str(log) in case.find("error").text
+    junit = ET.parse(tmp_path / "r" / "smoke-seed1-open-protocol.junit.xml").getroot()
+    case = junit.find(".//testcase[@name='smoke/open-protocol::consumer-error']")
+    assert junit.get("errors") == "1" and case.find("error") is not None and str(log) in case.find("error").text
     assert f"consumer log: {log}" in case.find("system-out").text
 
 
