@@ -30,6 +30,7 @@ def test_items_are_the_check_ids_of_every_case_and_need_no_test_file(pytester):
     assert len(ids) == 5 * 2 * ITEMS_PER_CASE, result.outlines
     assert "smoke/canal-json::CONSUMER-ORDER-1" in ids and "smoke/canal-json::outcome" in ids
     assert "smoke/debezium@tz=Asia/Shanghai::CONSUMER-DELETE-1" in ids
+    result.stdout.fnmatch_lines([f"{len(ids)} tests collected in *"])  # pytest counts them as collected
     assert result.ret == pytest.ExitCode.OK
 
 

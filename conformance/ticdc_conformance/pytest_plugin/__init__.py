@@ -26,7 +26,7 @@ import pytest
 from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
 
 from .harness import ConformanceHarness
-from .items import EXPECTED_PROPERTY, RUNS, CheckItem, items_of, suffix_group
+from .items import COLLECTOR, EXPECTED_PROPERTY, RUNS, CheckItem, ConformanceCases, suffix_group
 from .matrix import cases, parse_schedule, split_list
 from .verdicts import CaseRuns, run_case, worker_folder
 
@@ -101,11 +101,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_StaleRuleEntries(runs, config), "ticdc-conformance-stale-rule-entries")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    """Adds the items before any other plugin sees the list (-k, --deselect, xdist)."""
-    if RUNS in config.stash:
-        items.extend(items_of(session, list(config.stash[RUNS].cases.values())))
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """Adds the items' collector to what the session collects (the folders and files of its
+    arguments), so the items need no test file and are collected wherever pytest runs."""
+    report = yield
+    if isinstance(collector, pytest.Session) and RUNS in collector.config.stash and report.passed:
+        report.result.append(ConformanceCases.from_parent(collector, name=COLLECTOR, nodeid=COLLECTOR))
+    return report
 
 
 class _LoadGroup:

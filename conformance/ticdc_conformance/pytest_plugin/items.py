@@ -55,13 +55,19 @@ class CheckItem(pytest.Item):
         return self.path, None, self.nodeid
 
 
-def items_of(session: pytest.Session, cases: list[Case]) -> Iterator[CheckItem]:
-    """Every case's items: its run rules, sorted, then its outcome item."""
-    rules = run_rules() + (OUTCOME_ITEM,)
-    for case in cases:
-        for rule in rules:
-            check = check_id(case.id, rule)
-            yield CheckItem.from_parent(session, name=check, nodeid=check, case=case, rule=rule)
+COLLECTOR = "ticdc-conformance"  # the collector holding the items, beside the session's own
+
+
+class ConformanceCases(pytest.Collector):
+    """The items of every case: its run rules, sorted, then its outcome item. Collected like any
+    folder's tests (pytest counts them, -k and xdist see them), with no test file to find."""
+
+    def collect(self) -> Iterator[CheckItem]:
+        rules = run_rules() + (OUTCOME_ITEM,)
+        for case in self.config.stash[RUNS].cases.values():
+            for rule in rules:
+                check = check_id(case.id, rule)
+                yield CheckItem.from_parent(self, name=check, nodeid=check, case=case, rule=rule)
 
 
 def suffix_group(item: pytest.Item) -> None:
