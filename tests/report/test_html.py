@@ -98,6 +98,10 @@ def test_expected_failures_stale_entries_and_the_gate_verdict(tmp_path, no_fidel
     cell = next(td for td in page.iter("td") if td.attrs.get("data-status") == "expected")
     section = page.by_id(cell.find_all("a")[0].attrs["href"][1:])
     assert f"expected: {tmp_path / 'expected-failures.txt'}:1" in section.text()
+    # The passing check the stale entry names is marked in the grid, and leads to the list's section.
+    [stale] = [td for td in page.iter("td") if "stale" in td.classes()]
+    assert stale.attrs["data-status"] == "passed" and "smoke/debezium::CONSUMER-ORDER-1" in stale.attrs["title"]
+    assert stale.find_all("a")[0].attrs["href"] == "#expected-failures"
     listed = page.by_id("expected-failures").text()
     assert "smoke/debezium::CONSUMER-ORDER-1" in listed and "Stale entries" in listed
 

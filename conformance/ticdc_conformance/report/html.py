@@ -105,11 +105,20 @@ def _grid(checks: RunChecks) -> dict:
             by_rule.setdefault(c.rule, [None] * len(results))[i] = c
     order = {rule: n for n, rule in enumerate((*run_rules(), *OUTCOME_IDS))}
     rules = sorted(by_rule, key=lambda rule: (order.get(rule, len(order) - len(OUTCOME_IDS) - 0.5), rule))
-    rows = [{"rule": rule, "cells": [None if c is None else {
-        "status": c.status, "findings": len(c.findings) or len(c.failures), "title": _cell_title(c),
-        "href": "#" + anchor(c.id) if c.status in (FAILED, EXPECTED) else None} for c in by_rule[rule]]}
-        for rule in rules]
+    rows = [{"rule": rule, "cells": [None if c is None else _cell(c, checks) for c in by_rule[rule]]}
+            for rule in rules]
     return {"columns": columns, "rows": rows}
+
+
+def _cell(c: Check, checks: RunChecks) -> dict:
+    """A grid cell; a passing check an entry of the list still names is marked stale (it fails the run)."""
+    j = checks.judgement
+    stale = [j.where(e) for e in j.stale if e.judges_case(c.case) and e.rule in (None, c.rule)] \
+        if j is not None and c.status == PASSED else []
+    title = _cell_title(c) + (f"; listed as expected at {', '.join(stale)}: the entry is stale" if stale else "")
+    href = "#" + anchor(c.id) if c.status in (FAILED, EXPECTED) else "#expected-failures" if stale else None
+    return {"status": c.status, "findings": len(c.findings) or len(c.failures), "title": title, "href": href,
+            "stale": bool(stale)}
 
 
 def _cell_title(c: Check) -> str:
