@@ -55,6 +55,20 @@ def test_a_bad_option_is_a_usage_error_naming_it(pytester):
     result.stderr.fnmatch_lines(["*--ticdc-scenario: unknown scenario 'nosuch'*"])
     result = pytester.runpytest("--ticdc-consumer=local", "--ticdc-protocol=avro-json")
     result.stderr.fnmatch_lines(["*--ticdc-protocol: unknown protocol 'avro-json'*"])
+    result = pytester.runpytest("--ticdc-consumer=local", "--ticdc-time-zone=Mars/Base")
+    result.stderr.fnmatch_lines(["*--ticdc-time-zone 'Mars/Base': not a time zone name*"])
+    result = pytester.runpytest("--ticdc-consumer=python:nosuch:Consumer")
+    result.stderr.fnmatch_lines(["*--ticdc-consumer 'python:nosuch:Consumer': *No module named 'nosuch'*"])
+
+
+def test_the_fixture_takes_the_consumer_option_and_is_local_without_it(pytester):
+    pytester.makepyfile(test_mine="def test_consumer(ticdc_conformance, request):\n"
+                                  "    assert ticdc_conformance.consumer == request.config.getoption('expect')\n",
+                        conftest="def pytest_addoption(parser):\n    parser.addoption('--expect')\n")
+    pytester.runpytest("--expect=local").assert_outcomes(passed=1)
+    # Given, the option is the fixture's consumer too, and the items are collected beside the tests.
+    given = pytester.runpytest(f"--ticdc-consumer={CRASHES}", f"--expect={CRASHES}", "-k", "test_consumer")
+    given.assert_outcomes(passed=1, deselected=5 * ITEMS_PER_CASE)
 
 
 def test_a_conformant_consumer_passes_every_item_with_one_junit_testcase_each(pytester):

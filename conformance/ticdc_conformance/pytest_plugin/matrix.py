@@ -9,6 +9,7 @@ import itertools
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pytest
 
@@ -83,6 +84,12 @@ def cases(scenarios: Sequence[str], protocol: str, changefeeds: Sequence[Path], 
     if unknown:
         raise pytest.UsageError(f"--ticdc-scenario: unknown scenario {', '.join(map(repr, unknown))}; "
                                 f"known: {', '.join(sorted(SCENARIOS))}")
+    for zone in time_zones:
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise pytest.UsageError(f"--ticdc-time-zone {zone!r}: not a time zone name (IANA, e.g. Asia/Shanghai)"
+                                    ) from None
     for path in changefeeds:
         if not path.is_file():
             raise pytest.UsageError(f"--ticdc-changefeed {path}: no such file")

@@ -76,10 +76,17 @@ class CaseRuns:
         self.cases = {c.id: c for c in cases}
         self._run, self.expected = run, expected
         self.verdicts: dict[str, CaseVerdict] = {}
+        self.crashed: dict[str, Exception] = {}  # a case whose run raised: its items all show that
 
     def verdict(self, case: str) -> CaseVerdict:
+        if case in self.crashed:
+            raise self.crashed[case]
         if case not in self.verdicts:
-            verdict = self._run(self.cases[case])
+            try:
+                verdict = self._run(self.cases[case])
+            except Exception as e:  # a fault of the suite, not a verdict: shown, never run again
+                self.crashed[case] = e
+                raise
             if self.expected is not None:
                 cases = [case] if verdict.error is None and verdict.result.outcome != NOT_APPLICABLE else []
                 verdict.judgement = self.expected.judge(cases, verdict.failures)
