@@ -15,6 +15,7 @@ from tests.conftest import ROOT
 from ticdc_conformance.findings.case_ids import run_rules
 
 BROKEN = f"{sys.executable} {ROOT / 'tests' / 'consumers' / 'ignores_deletes.py'}"
+FINAL_ONLY = f"{sys.executable} {ROOT / 'tests' / 'consumers' / 'final_only.py'}"
 CRASHES = f"{sys.executable} -c 'import sys; print(\"crashing on purpose\"); sys.exit(3)'"
 ITEMS_PER_CASE = len(run_rules()) + 1  # the run rules and the outcome item
 
@@ -113,6 +114,18 @@ def test_a_consumer_error_fails_the_outcome_item_with_its_log_and_the_rules_are_
     log = re.search(r"consumer log: (\S+)", out).group(1)
     assert "crashing on purpose" in open(log).read()
     assert "not judged: the consumer failed (see smoke/open-protocol::outcome)" in out
+
+
+def test_a_final_state_only_consumer_fails_the_outcome_item_unless_accepted(pytester):
+    # open-protocol carries watermarks; a consumer that shows no applied log is judged on its final state only.
+    strict = pytester.runpytest(f"--ticdc-consumer={FINAL_ONLY}", "--ticdc-protocol=open-protocol")
+    strict.assert_outcomes(passed=ITEMS_PER_CASE - 1, failed=1)
+    strict.stdout.fnmatch_lines(["*smoke/open-protocol::outcome: final state only",
+                                 "*the stream carries watermarks*; --ticdc-final-state-only accepts that",
+                                 "replay: ticdc-conformance run --scenario smoke --seed 1 --protocol open-protocol *"])
+    accepted = pytester.runpytest(f"--ticdc-consumer={FINAL_ONLY}", "--ticdc-protocol=open-protocol",
+                                  "--ticdc-final-state-only", "-k", "outcome")
+    accepted.assert_outcomes(passed=1, deselected=ITEMS_PER_CASE - 1)
 
 
 @pytest.mark.slow  # two xdist workers each start an interpreter and import the suite (about 25 s)
