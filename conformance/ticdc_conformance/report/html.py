@@ -9,6 +9,7 @@ expected-failure list's judgement, and the fidelity matrix of the run's encoding
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -133,6 +134,11 @@ def _cell_title(c: Check) -> str:
 def fidelity(encodings: Sequence[str]) -> dict:
     """The fidelity matrix (fidelity/matrix.py) for the columns of the run's encodings: type × column ->
     exact, lossy (why, and an edge value it changes) or absent."""
+    return _fidelity(tuple(sorted(set(encodings))))
+
+
+@lru_cache(maxsize=8)  # about a second a column, the same for every report of a process
+def _fidelity(encodings: tuple[str, ...]) -> dict:
     from ticdc_conformance.fidelity.matrix import COLUMNS, cell, type_label
     from ticdc_contract.type_catalogue import all_types_matrix
 
