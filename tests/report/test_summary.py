@@ -60,3 +60,11 @@ def test_the_judgement_and_the_exit_status_of_a_run_with_an_expected_failure_lis
     doc = _summary(tmp_path, worse, judge(tmp_path, "smoke/canal-json::CONSUMER-STATE-1\n"
                                           "smoke/debezium::CONSUMER-ORDER-1\n", worse))
     assert doc["exit_code"] == 1  # an unexpected failure outweighs a stale entry
+
+
+def test_the_exit_status_the_run_decided_is_the_one_reported(tmp_path):
+    # `--update-expected-failures` rewrites the list and exits 0 whatever the list's judgement was.
+    results = [result("canal-json", (state_finding(1),))]
+    paths = write_reports(results, tmp_path / "r", "run", judge(tmp_path, "", results), exit_code=0)
+    assert json.loads(paths["summary"].read_text())["exit_code"] == 0
+    assert '<dd id="exit-code">0</dd>' in paths["html"].read_text()

@@ -38,12 +38,14 @@ def full_list_files(result: EncodingResult, report: dict[str, Path] | None) -> l
 
 
 def write_reports(results: Sequence[EncodingResult], directory: Path, name: str = "conformance",
-                  judgement: Optional[Judgement] = None) -> dict[str, Path]:
+                  judgement: Optional[Judgement] = None, exit_code: Optional[int] = None) -> dict[str, Path]:
     """Writes the three reports of `results` into `directory`; `judgement` is the run's failures measured
-    against its expected-failure list, if it has one. Returns their paths by kind."""
+    against its expected-failure list, if it has one; `exit_code` the run's exit status where the caller
+    decided it (`--update-expected-failures` exits 0), by default the one `results` and `judgement` give.
+    Returns their paths by kind."""
     paths = report_paths(directory, name)
     paths["junit"].parent.mkdir(parents=True, exist_ok=True)
-    checks = RunChecks(results, judgement)
+    checks = RunChecks(results, judgement, exit_code)
 
     def full_list(result: EncodingResult) -> list[Path]:
         return full_list_files(result, paths)

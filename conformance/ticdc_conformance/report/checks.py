@@ -140,6 +140,8 @@ class RunChecks:
 
     results: Sequence[EncodingResult]
     judgement: Optional[Judgement] = None
+    # The run's exit status where its caller decided it otherwise (an update of the list exits 0).
+    exit_override: Optional[int] = None
     cases: list[tuple[EncodingResult, list[Check]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -154,4 +156,4 @@ class RunChecks:
 
     @property
     def exit_code(self) -> int:
-        return gated_exit(self.results, self.judgement)
+        return self.exit_override if self.exit_override is not None else gated_exit(self.results, self.judgement)
