@@ -13,6 +13,7 @@ transactions below and above it); anything at or below the applied watermark is 
 dropped, and so is a copy of an event still waiting.
 """
 import base64
+import decimal
 import json
 import os
 import re
@@ -172,7 +173,7 @@ def added_column_value(definition: str):
         return float(text)
     if kind in ("decimal", "numeric"):
         digits = int(scale.group(1)) if scale else 0
-        return f"{float(text):.{digits}f}" if "." in text or digits else text
+        return format(decimal.Decimal(text), f".{digits}f")  # exact, with the column's scale
     return text
 
 
@@ -243,7 +244,7 @@ class Tables:
             for r in rows:
                 r[m.group(2)] = r.pop(m.group(1), None)
         elif m := re.match(rf"RENAME (?:TO |AS )?{QUALIFIED}", clause, re.I):
-            self.tables[f"{m.group(1) or name.split('.')[0]}.{m.group(2)}"] = self.tables.pop(name)
+            self.tables[f"{m.group(1) or name.split('.')[0]}.{m.group(2)}"] = self.tables.pop(name, [])
         elif re.search(r"\bPARTITION", clause, re.I):
             print(f"note: partition DDL not implemented, no row changed: {clause}", file=sys.stderr)
 
@@ -353,10 +354,11 @@ class Consumer:
 
 
 def write(line: dict) -> None:
-    sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(line) + "\n")  # ASCII with \u escapes: valid UTF-8 whatever the locale
 
 
 def main() -> int:
+    sys.stdin.reconfigure(encoding="utf-8")  # the protocol is UTF-8 whatever the locale says
     header = json.loads(sys.stdin.readline())
     reason = unsupported_reason(header)
     if reason:
