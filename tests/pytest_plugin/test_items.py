@@ -58,6 +58,11 @@ def test_a_bad_option_is_a_usage_error_naming_it(pytester):
     result.stderr.fnmatch_lines(["*--ticdc-protocol: unknown protocol 'avro-json'*"])
     result = pytester.runpytest("--ticdc-consumer=local", "--ticdc-time-zone=Mars/Base")
     result.stderr.fnmatch_lines(["*--ticdc-time-zone 'Mars/Base': not a time zone name*"])
+    result = pytester.runpytest("--ticdc-consumer=local", "--ticdc-expected-failures=nosuch.txt")
+    result.stderr.fnmatch_lines(["*--ticdc-expected-failures nosuch.txt: no such file*"])
+    (pytester.path / "bad.txt").write_text("smoke/canal-json::NO-SUCH-RULE\n")
+    result = pytester.runpytest("--ticdc-consumer=local", "--ticdc-expected-failures=bad.txt")
+    result.stderr.fnmatch_lines(["*--ticdc-expected-failures: bad.txt:1: unknown rule id 'NO-SUCH-RULE'*"])
     result = pytester.runpytest("--ticdc-consumer=python:nosuch:Consumer")
     result.stderr.fnmatch_lines(["*--ticdc-consumer 'python:nosuch:Consumer': *No module named 'nosuch'*"])
 

@@ -83,6 +83,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--ticdc-consumer {spec!r}: {e}") from None
     expected = None
     if opt("--ticdc-expected-failures") is not None:
+        if not opt("--ticdc-expected-failures").exists():  # a typo, not an empty list: the items only read it
+            raise pytest.UsageError(f"--ticdc-expected-failures {opt('--ticdc-expected-failures')}: no such file")
         try:
             expected = ExpectedFailures.load(opt("--ticdc-expected-failures"))
         except ExpectedFailuresError as e:
