@@ -78,7 +78,8 @@ def applied_log_rules() -> frozenset[str]:
 
 def states_compared(result: EncodingResult) -> bool:
     """The consumer's tables were compared at its checkpoints (it wrote states/)."""
-    return result.ordering_verified and bool(result.checkpoints.divergence)
+    c = result.checkpoints
+    return result.ordering_verified and c is not None and bool(c.divergence)
 
 
 def _not_judged(result: EncodingResult, rule: str) -> str:

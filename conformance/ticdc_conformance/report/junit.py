@@ -97,7 +97,7 @@ def _count(suite: ET.Element) -> None:
     suite.set("failures", str(sum(c.find("failure") is not None for c in cases)))
     suite.set("errors", str(sum(c.find("error") is not None for c in cases)))
     suite.set("skipped", str(sum(c.find("skipped") is not None for c in cases)))
-    suite.set("time", f"{sum(float(c.get('time')) for c in cases):.3f}")
+    suite.set("time", f"{sum(float(c.attrib['time']) for c in cases):.3f}")
 
 
 def _stale_suite(root: ET.Element, judgement: Judgement) -> None:
@@ -135,8 +135,8 @@ def junit_tree(checks: RunChecks, name: str,
         _stale_suite(root, judgement)
     suites = root.findall("testsuite")
     for key in COUNTED:
-        root.set(key, str(sum(int(s.get(key)) for s in suites)))
-    root.set("time", f"{sum(float(s.get('time')) for s in suites):.3f}")
+        root.set(key, str(sum(int(s.attrib[key]) for s in suites)))
+    root.set("time", f"{sum(float(s.attrib['time']) for s in suites):.3f}")
     ET.indent(root)
     return ET.ElementTree(root)
 
