@@ -37,6 +37,20 @@ def test_progress_lines_come_from_a_heartbeat_while_a_step_runs():
     assert out.getvalue().splitlines()[-1] == lines[-1]  # stopped: the heartbeat is gone
 
 
+def test_on_a_terminal_a_bar_and_no_heartbeat():
+    out = io.StringIO()
+    p = Progress("run", out, terminal=True, every_s=0.1)
+    p.start("smoke seed 1", total=2)
+    p.update("canal-json 1/2: consume, 306 records", completed=0, announce=True)
+    time.sleep(0.3)
+    p.update("canal-json 1/2: NOT conformant", completed=1)
+    p.stop("2 encoding(s) in 1s")
+    text = out.getvalue()
+    assert "smoke seed 1" in text and "canal-json 1/2: NOT conformant" in text  # the bar's last state
+    assert text.rstrip().endswith("run smoke seed 1: 2 encoding(s) in 1s")
+    assert "consume, 306 records, 0s" not in text  # no plain status lines beside the bar
+
+
 def test_the_interval_comes_from_the_environment(monkeypatch):
     monkeypatch.delenv(EVERY_ENV, raising=False)
     assert line_every_s() == 30
@@ -125,5 +139,5 @@ def test_a_spark_run_prints_none_of_sparks_log(tmp_path):
     noise = [line for line in (proc.stdout + proc.stderr).splitlines() if SPARK_NOISE.search(line)]
     assert noise == [], noise
     spark_log = (tmp_path / "w" / "spark.log").resolve()
-    assert f"spark's own log (JVM, log4j): {spark_log}" in proc.stdout
+    assert f"Spark's log (its JVM's output): {spark_log}" in proc.stdout
     assert spark_log.stat().st_size > 0  # the JVM's start-up notes went there
