@@ -373,7 +373,10 @@ def main() -> int:
         message = json.loads(text)
         kind = message["type"]
         if kind == "record":
-            consumer.receive(message)
+            try:
+                consumer.receive(message)
+            except (ValueError, KeyError, TypeError, struct.error) as e:  # stderr goes to the run's log
+                sys.exit(f"record {message['topic']}/{message['partition']}@{message['offset']}: cannot decode: {e!r}")
             continue
         for line in consumer.out:
             write(line)

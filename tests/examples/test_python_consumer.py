@@ -6,6 +6,7 @@ Protocol), under several delivery schedules, restarts included.
 Exit codes and verdict words are `run`'s (docs/consumer-protocol.md): 0 conformant, 1 findings,
 3 consumer error; an encoding the consumer answers `unsupported` for is `not applicable`.
 """
+import base64
 import json
 import subprocess
 import sys
@@ -54,6 +55,20 @@ def test_ready_or_unsupported_with_a_reason(tmp_path: Path, protocol, sink, reas
     else:
         [line] = lines
         assert line["type"] == "unsupported" and reason in line["reason"], line
+
+
+def test_a_record_it_cannot_decode_is_named(tmp_path: Path) -> None:
+    """A key that is no Open Protocol batch ends the consumer (a consumer error for the suite) with a
+    message naming the record, not a traceback."""
+    header = {"type": "header", "protocol_version": 1, "protocol": "open-protocol", "encoding": "open-protocol",
+              "sink": {}, "topics": {"t": 1}, "scenario": "smoke", "seed": 1, "state_dir": str(tmp_path),
+              "start": {"restart": 0, "offsets": {"t": {"0": 0}}, "checkpoint_ts": None}, "tables": "on-request"}
+    record = {"type": "record", "topic": "t", "partition": 0, "offset": 5, "timestamp": 0, "timestampType": 0,
+              "key": base64.b64encode(b"garbage").decode(), "value": None, "headers": []}
+    proc = subprocess.run([sys.executable, str(CONSUMER)], input=f"{json.dumps(header)}\n{json.dumps(record)}\n",
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc
+    assert proc.stderr.startswith("record t/0@5: cannot decode:") and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_another_encoding_is_not_applicable(tmp_path: Path) -> None:
