@@ -141,8 +141,12 @@ def test_under_xdist_loadgroup_each_case_runs_once_on_one_worker(pytester):
     result = pytester.runpytest_subprocess("--ticdc-consumer=local", "--ticdc-protocol=canal-json",
                                            "--ticdc-time-zone=UTC", "--ticdc-time-zone=Asia/Shanghai",
                                            f"--ticdc-work={work}", f"--ticdc-expected-failures={listed}",
+                                           f"--junitxml={pytester.path / 'junit.xml'}",
                                            "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2 * ITEMS_PER_CASE)
+    # The reports name the items by their check ids, without the `@<group>` the grouping adds.
+    names = {c.get("name") for c in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+    assert names == set(run_rules()) | {"outcome"}
     result.stdout.fnmatch_lines([f"{listed}:1 (CONSUMER-DEDUP-1): no item of rule CONSUMER-DEDUP-1 failed*"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     runs = sorted(p.relative_to(work).parts for p in work.glob("*/*/*/result.json"))

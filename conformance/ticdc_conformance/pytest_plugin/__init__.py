@@ -26,7 +26,7 @@ import pytest
 from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
 
 from .harness import ConformanceHarness
-from .items import COLLECTOR, EXPECTED_PROPERTY, RUNS, CheckItem, ConformanceCases, suffix_group
+from .items import COLLECTOR, EXPECTED_PROPERTY, RUNS, CheckItem, ConformanceCases, suffix_group, xdist_group
 from .matrix import cases, parse_schedule, split_list
 from .verdicts import CaseRuns, run_case, worker_folder
 
@@ -101,6 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.stash[RUNS] = runs = CaseRuns(matrix, run, expected)
     config.pluginmanager.register(_StaleRuleEntries(runs, config), "ticdc-conformance-stale-rule-entries")
+    if getattr(config.option, "dist", None) == "loadgroup" and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_CheckIds(runs), "ticdc-conformance-check-ids")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -126,6 +128,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # pytest-xdist sets `loadgroup` on a worker under --dist loadgroup.
     if RUNS in session.config.stash and getattr(session.config.option, "loadgroup", False):
         session.config.pluginmanager.register(_LoadGroup(), "ticdc-conformance-loadgroup")
+
+
+class _CheckIds:
+    """On the controller of --dist loadgroup: a report of an item speaks its check id again, without
+    the `@<group>` the grouping added, so JUnit, the terminal and the lists name it as without xdist."""
+
+    def __init__(self, runs: CaseRuns) -> None:
+        self.runs = runs
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        check, at, group = report.nodeid.rpartition("@")
+        case = check.rsplit("::", 1)[0]
+        if at and case in self.runs.cases and group == xdist_group(case):
+            report.nodeid = check
 
 
 class _StaleRuleEntries:
