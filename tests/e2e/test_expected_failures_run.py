@@ -81,6 +81,10 @@ def test_expected_failures_gate_a_broken_consumer(tmp_path):
         in red.stdout
     summary = json.loads(next((tmp_path / "r").glob("*.summary.json")).read_text())
     assert summary["results"][0]["case_id"] == "smoke/canal-json"
+    # The reports carry the judgement: every failure expected, by the entry that expects it.
+    judged = summary["expected_failures"]
+    assert judged["ok"] is True and judged["unexpected"] == [] and judged["stale"] == []
+    assert {e["check"].split("::")[1] for e in judged["expected"]} == set(FAILING_RULES)
 
 
 def test_a_bad_list_is_refused_before_anything_runs(tmp_path):
