@@ -93,9 +93,11 @@ STAGES: tuple[StaticStage | PytestStage, ...] = (
     # Both cores (pytest-xdist): the fast tests are independent, and one core took 785 s of the CI run.
     PytestStage("fast", excluded=("slow", "spark", "kafka", "nightly"), pytest_args=("--durations=25", "-n", "auto")),
     fuzz_stage(),
-    PytestStage("spark", required=("spark",), excluded=("kafka", "nightly")),
-    PytestStage("kafka", required=("kafka",), excluded=("nightly",)),
-    PytestStage("slow", required=("slow",), excluded=("spark", "kafka", "nightly")),
+    # Two workers, each with its own local Spark session: a test's generation and checks run in the
+    # driver's Python on one core while the other worker's Spark job uses the second.
+    PytestStage("spark", required=("spark",), excluded=("kafka", "nightly"), pytest_args=("--durations=15", "-n", "2")),
+    PytestStage("kafka", required=("kafka",), excluded=("nightly",), pytest_args=("--durations=10",)),
+    PytestStage("slow", required=("slow",), excluded=("spark", "kafka", "nightly"), pytest_args=("--durations=25",)),
     # Run when named (`.ci/stages.py nightly`, `make test-nightly`), never by default: the long
     # matrices that do not fit CI's 30 minutes.
     PytestStage("nightly", required=("nightly",)),
