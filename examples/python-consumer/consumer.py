@@ -121,7 +121,7 @@ def row_event(key: dict, value: dict) -> dict:
         op, before, after, cols = "update", value["p"], value["u"], value["u"]
     else:
         op, before, after, cols = "insert", None, value["u"], value["u"]
-    return {"kind": "row", "ts": key["ts"], "schema": key["scm"], "table": key["tbl"], "op": op,
+    return {"kind": "row", "ts": key["ts"], "schema": key.get("scm", ""), "table": key.get("tbl", ""), "op": op,
             "before": image(before), "after": image(after), "key": key_columns(cols)}
 
 
@@ -277,7 +277,8 @@ class Consumer:
                 self.on_watermark(partition, key["ts"])
             elif key["t"] in (ROW, DDL):
                 event = row_event(key, value) if key["t"] == ROW else {
-                    "kind": "ddl", "ts": key["ts"], "schema": key["scm"], "table": key["tbl"], "query": value["q"]}
+                    "kind": "ddl", "ts": key["ts"], "schema": key.get("scm", ""), "table": key.get("tbl", ""),
+                    "query": value["q"]}  # classic TiCDC leaves an empty scm/tbl out
                 self.on_event(partition, event)
         self.advance()
 

@@ -99,6 +99,14 @@ def test_scenario_is_conformant(tmp_path: Path, scenario: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.nightly  # the whole matrix; CI runs smoke, restarts and the hand-made sessions
+def test_classic_ticdc_layout_is_conformant(tmp_path: Path) -> None:
+    """tiflow's row keys leave an empty `scm`/`tbl` out and sort a row's columns by name
+    (docs/version-profiles.md); every type still reads back."""
+    assert_conformant(run(tmp_path, "types", "--protocol", "open-protocol", "--version-profile", "tiflow"))
+
+
+@pytest.mark.slow
+@pytest.mark.nightly  # the whole matrix; CI runs smoke, restarts and the hand-made sessions
 def test_ddl_evolution_shows_only_the_documented_partition_gap(tmp_path: Path) -> None:
     """The consumer does not implement partition DDL (its README says so): on ddl-evolution the rows
     TRUNCATE PARTITION removed stay, and that is all that is wrong (examples/ci/expected-failures.txt
