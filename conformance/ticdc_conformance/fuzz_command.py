@@ -31,6 +31,7 @@ from ticdc_conformance.fuzz import (
 )
 from ticdc_conformance.fuzz.profiles import DEFAULT_PROFILE
 from ticdc_conformance.fuzz.regression import changed_options
+from ticdc_conformance.progress import ProgressSettingError, line_every_s
 from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE
 
 FUZZ_ROOT = Path("reports/fuzz")
@@ -129,6 +130,10 @@ def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional
         sys.exit(_replay(replay, consumer, work / "replay", timeout))
     chosen = _budget(profile, budget, examples)
     encodings = resolve_encodings(protocol, encoding)
+    try:
+        line_every_s()  # a bad TICDC_PROGRESS_EVERY_S is refused before anything runs
+    except ProgressSettingError as e:
+        raise click.UsageError(str(e)) from None
     _say(f"fuzz {consumer}: {', '.join(encodings)}; budget {chosen.describe()} per encoding")
     try:
         adapter = adapter_for(consumer)

@@ -62,6 +62,12 @@ def test_a_bad_budget_names_the_option():
     assert r.exit_code == 2 and "--budget 'soon'" in r.output
 
 
+def test_a_bad_progress_interval_names_the_variable():
+    r = CliRunner().invoke(main, ["fuzz", "--consumer", REFERENCE, "--budget", "1s"],
+                           env={"TICDC_PROGRESS_EVERY_S": "-3"})
+    assert r.exit_code == 2 and "TICDC_PROGRESS_EVERY_S='-3'" in r.output
+
+
 def test_progress_in_a_log_is_a_line_per_interval():
     out = io.StringIO()
     p = Progress(out, terminal=False, every_s=0)
