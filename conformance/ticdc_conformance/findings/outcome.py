@@ -8,6 +8,7 @@
 | the stream carries watermarks, the consumer wrote no applied log with a checkpoint | `final state only` | 4 |
 | … accepted by `--final-state-only` | `conformant (final state only)` | 0 |
 | a fed consumer answered `unsupported` (docs/testee-protocol.md): it does not consume this encoding | `not applicable` | 0 |
+| (a run with `--expected-failures`) no unexpected failure, but an entry that now passes | `the expected-failure list is stale` | 6 |
 
 `not applicable` fails nothing (exit 0), but it is never a pass: the JSON summary counts it apart
 (`not_applicable`, `"conformant": false` on the result), and JUnit reports it as skipped, with the
