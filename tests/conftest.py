@@ -21,6 +21,21 @@ def spark():
 
 
 @pytest.fixture(scope="session")
+def built_distributions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """`python -m build` of the checkout, once a session: the sdist, then the wheel built from that
+    sdist (so a file the sdist leaves out is missing from the wheel too)."""
+    import subprocess
+
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, f"python -m build exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    wheels, sdists = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in out.iterdir())
+    return {"wheel": wheels[0], "sdist": sdists[0]}
+
+
+@pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
 

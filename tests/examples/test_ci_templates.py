@@ -76,13 +76,8 @@ def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`python -m build` of the checkout (the sdist, then the wheel built from it), once a session."""
-    out = tmp_path_factory.mktemp("dist")
-    _ok(subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], capture_output=True,
-                       text=True, timeout=900))
-    [built] = sorted(out.glob("*.whl"))
-    return built
+def wheel(built_distributions: dict[str, Path]) -> Path:
+    return built_distributions["wheel"]  # tests/conftest.py: one build a session, shared with tests/packaging
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +105,10 @@ def scratch_repository(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("template", sorted(TEMPLATES))
+# CI runs the GitHub Actions template on every change; the GitLab one runs the same four gates after
+# another set-up, so it runs in the nightly stage (CI's 30 minutes).
+@pytest.mark.parametrize("template", [pytest.param(name, marks=[pytest.mark.nightly] if name == "gitlab-ci.yml" else [])
+                                      for name in sorted(TEMPLATES)])
 def test_template_gates_the_examples(template: str, wheel: Path, ci_environment: dict[str, str], tmp_path: Path,
                                      record_property) -> None:
     env, commands, skipped = TEMPLATES[template](yaml.safe_load((CI / template).read_text()))

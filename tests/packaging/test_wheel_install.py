@@ -52,14 +52,8 @@ def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def distributions(tmp_path_factory) -> dict[str, Path]:
-    """`python -m build` of the checkout: the sdist, then the wheel built from that sdist (so a file
-    the sdist leaves out is missing from the wheel too)."""
-    out = tmp_path_factory.mktemp("dist")
-    _ok(_run([sys.executable, "-m", "build", "--outdir", out, ROOT]))
-    wheels, sdists = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
-    assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in out.iterdir())
-    return {"wheel": wheels[0], "sdist": sdists[0]}
+def distributions(built_distributions) -> dict[str, Path]:
+    return built_distributions  # tests/conftest.py: one build a session, shared with tests/examples
 
 
 @pytest.fixture(scope="module")
