@@ -26,6 +26,7 @@ from .case_ids import (
     CONSUMER_ERROR_ID,
     OUTCOME_IDS,
     RULE_SEPARATOR,
+    VARIANT_SEPARATOR,
     Failure,
     check_id,
     split_check_id,
@@ -73,9 +74,15 @@ class Entry:
         return (case, None) if CASE_SEPARATOR in case else (None, case)
 
     def judges_case(self, case: str) -> bool:
-        """Its case part (glob) matches this case id; a bare rule id judges every case."""
+        """Its case part (glob) matches this case id; a bare rule id judges every case. A case part
+        without `@` names the case under any variant (`smoke/canal-json` judges
+        `smoke/canal-json@schedule=…` too): a list written for a gate must not fall silent, as
+        entries that never match a case would ("not run"), when the gate adds a schedule or a time
+        zone. With `@`, the variant must match."""
         glob = self.case_glob
-        return glob is None or fnmatchcase(case, glob)
+        if glob is None:
+            return True
+        return fnmatchcase(case if VARIANT_SEPARATOR in glob else case.split(VARIANT_SEPARATOR, 1)[0], glob)
 
     def matches(self, failure: Failure) -> bool:
         return (self.judges_case(failure.case)
