@@ -47,5 +47,5 @@ final_state_only_option = click.option(
          "with a checkpoint): verdict `conformant (final state only)`, exit 0, instead of exit 4.")
 report_option = click.option(
     "--report", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Write a JUnit XML file and a JSON summary (every finding) into this folder, named by scenario, "
-         "seed, encoding(s) and an options digest.")
+    help="Write JUnit XML (a test case per case and rule), a JSON summary (every finding) and a static HTML "
+         "report into this folder, named by scenario, seed, encoding(s) and an options digest (docs/reports.md).")

@@ -358,7 +358,7 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str, 
     the expected-failure list, the reports; exits with the most severe encoding's code
     (findings/outcome.py), or with the list's verdict when there is one."""
     from ticdc_conformance.findings.case_ids import failures_of
-    from ticdc_conformance.findings.outcome import CONFORMANT, STYLES, overall_exit
+    from ticdc_conformance.findings.outcome import CONFORMANT, EXIT_NOTHING_JUDGED, NOTHING_JUDGED, STYLES, gate_exit
 
     from .report import full_list_files, report_paths, write_reports
     from .runner import FINDINGS_SHOWN_PER_RULE
@@ -383,12 +383,13 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str, 
                 click.echo(r.render(FINDINGS_SHOWN_PER_RULE, full_list_files(r, paths)))
     for note in notes:
         click.echo(note)
-    code = overall_exit(r.exit_code for r in results)
+    code = gate_exit(results, judgement)
     if judgement is not None:
         click.echo(render_judgement(judgement, updating=update_expected))
-        code = exit_with_list(judgement)
         if update_expected:
             code = _update_list(expected, judgement)
+    if code == EXIT_NOTHING_JUDGED:
+        click.echo(f"{NOTHING_JUDGED}: exit {code}", err=True)
     if report is not None:
         write_reports(results, report, name=report_name, judgement=judgement, exit_code=code)
         console.print(f"reports: {paths['junit']}, {paths['summary']}, {paths['html']}")
@@ -409,18 +410,6 @@ def _judge(results: list, expected):
 
 def _unexpected_of(result, judgement) -> list:
     return [f for f in judgement.unexpected if f.case == result.case_id]
-
-
-def exit_with_list(judgement) -> int:
-    """The exit status of a run measured against an expected-failure list: the most severe code of
-    its unexpected failures (consumer-error 3, final-state-only 4, a rule 1); else 6 for a stale
-    entry; else 0."""
-    from ticdc_conformance.findings.case_ids import CONSUMER_ERROR_ID, FINAL_STATE_ONLY_ID
-    from ticdc_conformance.findings.outcome import EXIT_STALE_EXPECTED_FAILURES, overall_exit
-
-    codes = {CONSUMER_ERROR_ID: 3, FINAL_STATE_ONLY_ID: 4}
-    code = overall_exit(codes.get(f.rule, 1) for f in judgement.unexpected)
-    return code or (EXIT_STALE_EXPECTED_FAILURES if judgement.stale else 0)
 
 
 def render_judgement(judgement, updating: bool = False) -> str:

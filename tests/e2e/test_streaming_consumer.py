@@ -137,14 +137,15 @@ def test_a_class_that_hangs_is_a_timeout(tmp_path):
 # --- the command line -------------------------------------------------------------------------
 def test_run_with_a_schedule_and_a_declining_consumer(tmp_path):
     """`--schedule` reaches the consumer and its replay command; a consumer that answers unsupported is
-    `not applicable`: exit 0, never a pass."""
+    `not applicable`, never a pass; a run that judged nothing else exits 5 (nothing judged)."""
     unsupported = f"cmd:{sys.executable} {FAULTY} unsupported"
     proc = subprocess.run(CLI + ["run", "--scenario", "smoke", "--protocol", "canal-json", "--consumer", unsupported,
                                  "--schedule", "round-robin:batch=1-4", "--work", str(tmp_path / "w"),
                                  "--report", str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 5, proc.stdout + proc.stderr
     assert "not applicable: declines every encoding (a test consumer)" in proc.stdout
+    assert "nothing judged: the consumer declined every case" in proc.stderr
     [summary] = (tmp_path / "r").glob("*.summary.json")
     doc = json.loads(summary.read_text())
     assert (doc["not_applicable"], doc["passed"], doc["conformant"]) == (1, 0, False)

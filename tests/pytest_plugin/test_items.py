@@ -152,3 +152,11 @@ def test_under_xdist_loadgroup_each_case_runs_once_on_one_worker(pytester):
     runs = sorted(p.relative_to(work).parts for p in work.glob("*/*/*/result.json"))
     assert len(runs) == 2, runs  # two cases, each run once, in its worker's folder
     assert {parts[2] for parts in runs} == {"canal-json"} and {parts[0] for parts in runs} <= {"gw0", "gw1"}
+
+
+def test_a_session_whose_consumer_declines_every_case_is_not_green(pytester):
+    """Every item skipped as not applicable: nothing was judged, so the session exits 5, as `run` does."""
+    declines = f"cmd:{sys.executable} {ROOT / 'tests' / 'conformance' / 'consumers' / 'streaming' / 'faulty.py'} unsupported"
+    result = pytester.runpytest(f"--ticdc-consumer={declines}", "--ticdc-protocol=canal-json", "-q")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.outlines
+    result.stdout.fnmatch_lines(["*nothing judged: the consumer declined every case*"])

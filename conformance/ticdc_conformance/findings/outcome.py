@@ -9,8 +9,12 @@
 | … accepted by `--final-state-only` | `conformant (final state only)` | 0 |
 | a fed consumer answered `unsupported` (docs/testee-protocol.md): it does not consume this encoding | `not applicable` | 0 |
 | (a run with `--expected-failures`) no unexpected failure, but an entry that now passes | `the expected-failure list is stale` | 6 |
+| every case `not applicable`: the consumer declined everything, nothing was judged | `nothing judged` | 5 |
 
-`not applicable` fails nothing (exit 0), but it is never a pass: the JSON summary counts it apart
+`not applicable` fails nothing (exit 0) beside a case that was judged, but it is never a pass, and a
+run in which the consumer declined every case exits 5 (as pytest does when it collects nothing): a gate
+must not stay green while nothing is checked, e.g. after a consumer stopped accepting its encoding.
+The JSON summary counts it apart the JSON summary counts it apart
 (`not_applicable`, `"conformant": false` on the result), and JUnit reports it as skipped, with the
 consumer's reason.
 
@@ -39,7 +43,9 @@ EXIT_CODES = {CONFORMANT: 0, FINAL_STATE_ONLY_ACCEPTED: 0, NOT_APPLICABLE: 0, NO
 PASSES = frozenset({CONFORMANT, FINAL_STATE_ONLY_ACCEPTED})  # what counts as a pass; never NOT_APPLICABLE
 EXIT_STALE_EXPECTED_FAILURES = 6  # the expected-failure list names a failure that now passes
 STALE_EXPECTED_FAILURES = "the expected-failure list is stale"
-_SEVERITY = (0, EXIT_STALE_EXPECTED_FAILURES, 4, 1, 3)  # least to most severe
+EXIT_NOTHING_JUDGED = 5  # every case not applicable: the consumer declined everything
+NOTHING_JUDGED = "nothing judged: the consumer declined every case (answered `unsupported`)"
+_SEVERITY = (0, EXIT_NOTHING_JUDGED, EXIT_STALE_EXPECTED_FAILURES, 4, 1, 3)  # least to most severe
 # The table's colour for each verdict.
 STYLES = {CONFORMANT: "green", FINAL_STATE_ONLY_ACCEPTED: "green", NOT_CONFORMANT: "red", CONSUMER_ERROR: "red",
           FINAL_STATE_ONLY: "yellow", NOT_APPLICABLE: "dim"}
@@ -53,3 +59,24 @@ FINAL_STATE_ONLY_REASON = ("the stream carries watermarks, but the consumer wrot
 def overall_exit(codes: Iterable[int]) -> int:
     """The most severe of the encodings' exit codes (0 for none)."""
     return max(codes, key=_SEVERITY.index, default=0)
+
+
+def gate_exit(results: Iterable, judgement=None) -> int:
+    """The exit status of a run or check (runner.EncodingResult's; this layer does not import the
+    runner): the most severe outcome among the cases; with an expected-failure list
+    (findings/expected.py's Judgement), among the cases with a failure the list does not expect only,
+    then 6 when nothing else failed but the list holds a stale entry; 5 when nothing failed because
+    every case was declined."""
+    from .case_ids import failures_of
+
+    results = list(results)
+    if judgement is None:
+        code = overall_exit(r.exit_code for r in results)
+    else:
+        code = overall_exit(r.exit_code for r in results
+                            if any(judgement.expects(f) is None for f in failures_of(r.case_id, r)))
+        if code == 0 and judgement.stale:
+            code = EXIT_STALE_EXPECTED_FAILURES
+    if code == 0 and results and all(r.outcome == NOT_APPLICABLE for r in results):
+        return EXIT_NOTHING_JUDGED
+    return code

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from ticdc_conformance.consumers.adapters.interface import DEFAULT_TIMEOUT_S
+from ticdc_conformance.findings.outcome import NOTHING_JUDGED
 
 from .harness import ConformanceHarness
 from .items import COLLECTOR, EXPECTED_PROPERTY, RUNS, CheckItem, ConformanceCases, suffix_group, xdist_group
@@ -154,6 +155,7 @@ class _StaleRuleEntries:
         self.runs, self.config = runs, config
         self.matched: set[int] = set()
         self.judged: set[str] = set()
+        self.reported = False  # an item of a case reported at all
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when != "call" or "::" not in report.nodeid:
@@ -162,6 +164,7 @@ class _StaleRuleEntries:
         rule = rule.split("@", 1)[0]  # the xdist group suffix
         if case not in self.runs.cases:
             return
+        self.reported = True
         if report.outcome != "skipped" or hasattr(report, "wasxfail"):
             self.judged.add(rule)
         for name, value in report.user_properties:
@@ -174,12 +177,22 @@ class _StaleRuleEntries:
         return [e for e in self.runs.expected.entries
                 if e.case_glob is None and e.line not in self.matched and e.rule in self.judged]
 
+    def nothing_judged(self) -> bool:
+        """Every item that ran was skipped because the consumer declined its case: as `run`'s exit 5,
+        a session that checked nothing must not end green (findings/outcome.py)."""
+        return self.reported and not self.judged and not hasattr(self.config, "workerinput")
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.stale() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif self.nothing_judged() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.nothing_judged():
+            terminalreporter.section("nothing judged", red=True)
+            terminalreporter.write_line(f"{NOTHING_JUDGED}: exit {int(pytest.ExitCode.NO_TESTS_COLLECTED)}")
         stale = self.stale()
         if stale:
             terminalreporter.section("stale expected failures", red=True)

@@ -26,10 +26,9 @@ from ticdc_conformance.findings.expected import Judgement
 from ticdc_conformance.findings.finding import Finding
 from ticdc_conformance.findings.outcome import (
     CONSUMER_ERROR,
-    EXIT_STALE_EXPECTED_FAILURES,
     FINAL_STATE_ONLY_REASON,
     NOT_APPLICABLE,
-    overall_exit,
+    gate_exit,
 )
 from ticdc_conformance.runner import EncodingResult
 
@@ -118,22 +117,6 @@ def case_checks(result: EncodingResult, judgement: Optional[Judgement] = None) -
     return out
 
 
-def unexpected(result: EncodingResult, judgement: Optional[Judgement]) -> bool:
-    """The case failed in a way the expected-failure list does not name (any failure without one)."""
-    failures = failures_of(result.case_id, result)
-    return bool(failures) and (judgement is None or any(judgement.expects(f) is None for f in failures))
-
-
-def gated_exit(results: Sequence[EncodingResult], judgement: Optional[Judgement] = None) -> int:
-    """The run's exit status (findings/outcome.py), as `run` exits: the most severe outcome among the
-    cases; with an expected-failure list, among the cases with an unexpected failure only (a case's
-    failures give its outcome's code), and 6 when nothing else failed but the list holds a stale entry."""
-    if judgement is None:
-        return overall_exit(r.exit_code for r in results)
-    code = overall_exit(r.exit_code for r in results if unexpected(r, judgement))
-    return EXIT_STALE_EXPECTED_FAILURES if code == 0 and judgement.stale else code
-
-
 @dataclass
 class RunChecks:
     """Every case's checks, computed once for the three reports; `cases` pairs each result with its
@@ -157,4 +140,4 @@ class RunChecks:
 
     @property
     def exit_code(self) -> int:
-        return self.exit_override if self.exit_override is not None else gated_exit(self.results, self.judgement)
+        return self.exit_override if self.exit_override is not None else gate_exit(self.results, self.judgement)

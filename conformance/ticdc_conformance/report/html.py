@@ -19,8 +19,10 @@ import orjson
 from ticdc_conformance.findings.case_ids import OUTCOME_IDS, run_rules
 from ticdc_conformance.findings.finding import ABSENT_TEXT, Finding, rule_quote
 from ticdc_conformance.findings.outcome import (
+    EXIT_NOTHING_JUDGED,
     EXIT_STALE_EXPECTED_FAILURES,
     NOT_APPLICABLE,
+    NOTHING_JUDGED,
     STALE_EXPECTED_FAILURES,
 )
 from ticdc_conformance.runner import EncodingResult
@@ -160,6 +162,8 @@ def _verdict(checks: RunChecks) -> str:
     code, results = checks.exit_code, checks.results
     if code == EXIT_STALE_EXPECTED_FAILURES:
         return STALE_EXPECTED_FAILURES
+    if code == EXIT_NOTHING_JUDGED:
+        return NOTHING_JUDGED
     if code == 0:
         passed = sum(r.conformant for r in results)
         declined = sum(r.outcome == NOT_APPLICABLE for r in results)
