@@ -392,7 +392,7 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str, 
         click.echo(f"{NOTHING_JUDGED}: exit {code}", err=True)
     if report is not None:
         write_reports(results, report, name=report_name, judgement=judgement, exit_code=code)
-        console.print(f"reports: {paths['junit']}, {paths['summary']}, {paths['html']}")
+        click.echo(f"reports: {paths['junit']}, {paths['summary']}, {paths['html']}")  # unwrapped: a CI log is no terminal
     sys.exit(code)
 
 
