@@ -358,7 +358,8 @@ def _verdicts(results: list, title: str, report: Path | None, report_name: str, 
     the expected-failure list, the reports; exits with the most severe encoding's code
     (findings/outcome.py), or with the list's verdict when there is one."""
     from ticdc_conformance.findings.case_ids import failures_of
-    from ticdc_conformance.findings.outcome import CONFORMANT, EXIT_NOTHING_JUDGED, NOTHING_JUDGED, STYLES, gate_exit
+    from ticdc_conformance.findings.gate import gate_exit
+    from ticdc_conformance.findings.outcome import CONFORMANT, EXIT_NOTHING_JUDGED, NOTHING_JUDGED, STYLES
 
     from .report import full_list_files, report_paths, write_reports
     from .runner import FINDINGS_SHOWN_PER_RULE

@@ -24,11 +24,11 @@ from ticdc_conformance.findings.case_ids import (
 )
 from ticdc_conformance.findings.expected import Judgement
 from ticdc_conformance.findings.finding import Finding
+from ticdc_conformance.findings.gate import gate_exit
 from ticdc_conformance.findings.outcome import (
     CONSUMER_ERROR,
     FINAL_STATE_ONLY_REASON,
     NOT_APPLICABLE,
-    gate_exit,
 )
 from ticdc_conformance.runner import EncodingResult
 
