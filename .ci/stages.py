@@ -97,7 +97,9 @@ STAGES: tuple[StaticStage | PytestStage, ...] = (
     # driver's Python on one core while the other worker's Spark job uses the second.
     PytestStage("spark", required=("spark",), excluded=("kafka", "nightly"), pytest_args=("--durations=15", "-n", "2")),
     PytestStage("kafka", required=("kafka",), excluded=("nightly",), pytest_args=("--durations=10",)),
-    PytestStage("slow", required=("slow",), excluded=("spark", "kafka", "nightly"), pytest_args=("--durations=25",)),
+    # Two workers too: the slow tests are independent (their budgets are counts, not seconds).
+    PytestStage("slow", required=("slow",), excluded=("spark", "kafka", "nightly"),
+                pytest_args=("--durations=25", "-n", "2")),
     # Run when named (`.ci/stages.py nightly`, `make test-nightly`), never by default: the long
     # matrices that do not fit CI's 30 minutes.
     PytestStage("nightly", required=("nightly",)),
