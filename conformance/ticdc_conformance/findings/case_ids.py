@@ -16,6 +16,7 @@ a passing rule is reported as a pass, not only a failing one as a failure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Optional, Protocol, Sequence
 
 # A case that failed as a whole, with no finding to name a rule by.
@@ -61,6 +62,7 @@ def variant_label(time_zone: str = "UTC", changefeed: Optional[str] = None, sink
     return ",".join(parts)
 
 
+@lru_cache(maxsize=1)  # the registry is fixed once the known checks are in; items and reports ask per case
 def run_rules() -> tuple[str, ...]:
     """The catalogue rules every case of a `run` is judged on, sorted."""
     from ticdc_conformance.rules.known_checks import register_known_checks
