@@ -270,8 +270,9 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
     """Generate, consume and check. Exit 0 when every encoding conforms, 1 on findings, 3 on a consumer
     error, 4 when a consumer was judged on its final state only (most severe first: 3, 1, 4); with
     --expected-failures only unexpected failures count, and 6 when the list names a failure that now
-    passes (docs/expected-failures.md). Progress goes to stderr: a bar on a terminal, else a line at
-    each phase and at least every 30 s ($TICDC_PROGRESS_EVERY_S)."""
+    passes (docs/expected-failures.md); 5 when the consumer declined every encoding (nothing judged).
+    Progress goes to stderr: a bar on a terminal, else a line at each phase and at least every 30 s
+    ($TICDC_PROGRESS_EVERY_S)."""
     from .consumers.adapters import adapter_for
     from .consumers.adapters.program import Interrupted, signals_interrupt
     from .findings.case_ids import variant_label
