@@ -30,3 +30,18 @@ def child_failure(what: str, returncode: int, stderr: str, log: Path) -> Runtime
     first = "\n".join(f"  {c[:300]}" for c in causes) or "  (no line names an error)"
     return RuntimeError(f"{what} failed with exit code {returncode}; whole stderr in {log}\n"
                         f"first lines naming an error:\n{first}\nlast lines:\n{stderr[-_TAIL_CHARS:]}")
+
+
+def one_line(error: Exception) -> str:
+    """The error of a failed child as one line: what failed and where its log is, and the first
+    line that names an error (a Python traceback's header skipped for the exception it leads to)."""
+    lines = str(error).splitlines()
+    head = lines[0] if lines else type(error).__name__
+    marker = "first lines naming an error:"
+    causes = []
+    for line in lines[lines.index(marker) + 1:] if marker in lines else []:
+        if not line.startswith("  "):
+            break
+        causes.append(line.strip())
+    cause = next((c for c in causes if not c.startswith("Traceback")), "")
+    return f"{head}: {cause}" if cause else head

@@ -9,6 +9,8 @@ import click
 from ticdc_conformance.command_line import encoding_names, seed_option
 from ticdc_conformance.errors import require_spark
 
+from .child_failure import one_line
+
 
 def _bench_variants() -> list[str]:
     from .inputs import variant_names
@@ -90,3 +92,74 @@ def bench_consume_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, .
 
     bench_consume(work, list(variants) or _bench_variants(), sorted(set(sizes)), master, seed, driver_memory,
                   echo=click.echo, floor=floor)
+
+
+@bench.command("baseline")
+@_bench_work_option
+@_bench_encodings_option
+@click.option("--events", "sizes", multiple=True, type=click.IntRange(min=1), default=(200_000,), show_default=True,
+              help="Sizes to measure (repeatable).")
+@click.option("--code", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
+              help="A tree of this repository (generators/, conformance/) whose code is measured.")
+@click.option("--commit", required=True, help="The commit that tree holds, recorded with the figures.")
+@click.option("--note", default="", help="What else ran on the machine, recorded with the figures.")
+@seed_option
+def bench_baseline_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, ...], code: Path, commit: str,
+                       note: str, seed: int) -> None:
+    """Record the generate and check figures of another tree's code as the baseline of `bench pipeline`."""
+    from .baseline import measure_baseline
+
+    click.echo(f"bench baseline: code of commit {commit} in {code}; load average {_load()}")
+    measure_baseline(code.resolve(), commit, list(variants) or _bench_variants(), sorted(set(sizes)), seed,
+                     work / "baseline", note, echo=click.echo)
+    click.echo(f"  load average {_load()}")
+
+
+
+class _Size(click.ParamType):
+    """A number of events: 200000, 200k, 1M, 10M."""
+    name = "events"
+    _SUFFIX = {"k": 1_000, "m": 1_000_000}
+
+    def convert(self, value, param, ctx) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower().replace("_", "").replace(",", "")
+        factor = self._SUFFIX.get(text[-1:], 1)
+        digits = text[:-1] if factor > 1 else text
+        if not digits.isdigit() or int(digits) * factor < 1:
+            self.fail(f"{value!r} is not a number of events (e.g. 200000, 200k, 1M)", param, ctx)
+        return int(digits) * factor
+
+
+@bench.command("pipeline")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=Path("reports/bench"),
+              show_default=True, help="Folder for the run: WORK/pipeline/ENCODING-EVENTS/ holds the generated case, "
+                                      "each engine's output and, for a child that failed, its log.")
+@_bench_encodings_option
+@click.option("--events", "--sizes", "sizes", multiple=True, type=_Size(), default=("1M",), show_default=True,
+              help="Sizes to run (repeatable; 200k, 1M, 10M); with two or more, the largest and smallest give "
+                   "the time ratios and the memory figures at the largest.")
+@click.option("--master", default="local[2]", show_default=True, help="Spark master of the Spark consumer runs.")
+@click.option("--cluster", is_flag=True, default=False,
+              help="Also run the Spark consumer on a standalone cluster started here (master and 2 one-core "
+                   "workers) and print its scaling against --master.")
+@click.option("--driver-memory", default=None, help="spark.driver.memory of the Spark runs (default: the consumer's).")
+@seed_option
+def bench_pipeline_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, ...], master: str, cluster: bool,
+                       driver_memory: str | None, seed: int) -> None:
+    """Generate, decode, consume (each engine) and check one input side by side, with their ratios and targets."""
+    from .pipeline import bench_pipeline
+
+    require_spark("bench pipeline", "or measure without Spark: `bench generate`, `bench decode`")
+    try:
+        bench_pipeline(work, list(variants) or _bench_variants(), sorted(set(sizes)), master, seed, cluster,
+                       driver_memory, echo=click.echo)
+    except RuntimeError as e:  # a child that failed (child_failure.py): one line, naming its log
+        raise click.ClickException(one_line(e)) from None
+
+
+def _load() -> str:
+    import os
+
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1, 5, 15 min)"

@@ -1,0 +1,80 @@
+"""The "before" figures `bench pipeline` holds generation and check against (issue 21: at least 5x).
+
+baseline.json holds, per encoding and size, the generate and check steps of steps.py measured
+with the code of one commit on this machine (`bench baseline --code DIR`, which runs the same
+steps with that tree's modules first on PYTHONPATH), with the date, the load average and a note on
+what else ran. They are data, not assertions: a rate is compared with them in the printed table.
+The rates compared are over CPU time (user + system of the step's process tree), which other
+work sharing the machine inflates far less than elapsed time; elapsed figures are kept beside them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+from .inputs import SCENARIO
+from .steps import StepFigures, check_step, consume_local_step, generate_step
+
+BASELINE_FILE = Path(__file__).with_name("baseline.json")
+
+
+def _key(variant: str, events: int) -> str:
+    return f"{variant}/{events}"
+
+
+def load_baseline(path: Path = BASELINE_FILE) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {"entries": {}}
+
+
+def baseline_for(variant: str, events: int, baseline: Optional[dict] = None) -> Optional[dict]:
+    """The entry for this encoding and size, or None when none was recorded."""
+    return (baseline if baseline is not None else load_baseline())["entries"].get(_key(variant, events))
+
+
+def _step_json(f: StepFigures) -> dict:
+    return {"seconds": round(f.seconds, 2), "cpu_seconds": round(f.cpu_seconds, 2), "peak_rss": f.peak_rss,
+            "events_per_cpu_s": round(f.events_per_cpu_s, 1)}
+
+
+def code_env(code: Path) -> dict:
+    """The environment that makes a child import `code`'s generators and conformance packages
+    ahead of the installed ones (the tree must have the layout of this repository)."""
+    for part in ("generators/ticdc_generators", "conformance/ticdc_conformance"):
+        if not (code / part).is_dir():
+            raise ValueError(f"--code {code}: no {part} in it; expected a checkout of this repository")
+    return dict(os.environ, PYTHONPATH=f"{code / 'generators'}:{code / 'conformance'}")
+
+
+def measure_baseline(code: Path, commit: str, variants: list[str], sizes: list[int], seed: int, work: Path,
+                     note: str, echo=print, path: Path = BASELINE_FILE) -> dict:
+    """Runs generate, consume --engine local and check with `code`'s modules and records the
+    generate and check figures under their encoding and size in `path` (other entries kept)."""
+    env = code_env(code)
+    data = load_baseline(path)
+    work.mkdir(parents=True, exist_ok=True)
+    for n in sizes:
+        for variant in variants:
+            load_before = os.getloadavg()
+            with tempfile.TemporaryDirectory(prefix=f"baseline-{variant}-{n}-", dir=work) as tmp:
+                case, out = Path(tmp) / "case", Path(tmp) / "local"
+                gen = generate_step(SCENARIO, variant, seed, n, case, env)
+                manifest = json.loads((case / "manifest.json").read_text())
+                consume_local_step(case, out, manifest, env)
+                check, verdict = check_step(case, out, "local", manifest, env)
+            load_after = os.getloadavg()
+            entry = {"variant": variant, "events": n, "seed": seed, "scenario": SCENARIO, "records": gen.records,
+                     "commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+                     "load_average": [round(load_before[0], 2), round(load_after[0], 2)], "note": note,
+                     "verdict": str(verdict), "generate": _step_json(gen), "check": _step_json(check)}
+            data["entries"][_key(variant, n)] = entry
+            path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            echo(f"  {variant:<19} {n:>11,} events   generate {gen.seconds:7.1f} s (CPU {gen.cpu_seconds:7.1f} s, "
+                 f"{gen.events_per_cpu_s:>8,.0f} events/CPU s)   check {check.seconds:7.1f} s (CPU "
+                 f"{check.cpu_seconds:7.1f} s, {check.events_per_cpu_s:>8,.0f} events/CPU s)   {verdict}   "
+                 f"load average {load_before[0]:.1f} → {load_after[0]:.1f}   {time.strftime('%H:%M:%S')}")
+    return data
