@@ -65,7 +65,7 @@ def _print_failure(report: FuzzReport) -> None:
     _say(f.verdict.result.render(per_rule=FINDINGS_SHOWN_PER_RULE))
     if f.regression is not None:
         _say(f"  saved: {f.regression}")
-    _say(f"  re-find: {report.rerun_command}")
+    _say(f"  re-find: {report.refind_command}")
     for note in report.notes:
         _say(f"  note: {note}")
 
@@ -113,8 +113,12 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=FUZZ_ROOT / "work",
               show_default=True, help="Scratch folder for the examples' case folders.")
 @click.option("--database", type=click.Path(file_okay=False, path_type=Path), default=FUZZ_ROOT / ".hypothesis",
-              show_default=True, help="Hypothesis's example database: failures found before are replayed first.")
+              show_default=True, help="Hypothesis's example database: every failure found is stored there "
+                                      "(read back with --reuse-database).")
 @click.option("--no-database", is_flag=True, help="Use no example database.")
+@click.option("--reuse-database", is_flag=True, help="Run the failures the example database holds for this consumer "
+                                                     "and encoding first, then draw (the seed alone then no longer "
+                                                     "decides what is drawn).")
 @click.option("--replay", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Run the consumer on a saved regression case (or every case under a folder) instead.")
 @click.option("--known-gaps", is_flag=True, help="Draw also the parts of the space where the suite's own "
@@ -123,12 +127,14 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
               show_default=True, help="Seconds one example's consumer may run.")
 def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional[str], examples: Optional[int],
          profile: str, seed: Optional[int], regressions: Path, work: Path, database: Path, no_database: bool,
-         replay: Optional[Path], known_gaps: bool, timeout: float) -> None:
+         reuse_database: bool, replay: Optional[Path], known_gaps: bool, timeout: float) -> None:
     """Draw upstream histories, sink configurations and delivery schedules; run the consumer on each
     and check every consumer invariant; shrink a failure and save it as a regression case."""
     if replay is not None:
         sys.exit(_replay(replay, consumer, work / "replay", timeout))
     chosen = _budget(profile, budget, examples)
+    if reuse_database and no_database:
+        raise click.UsageError("--reuse-database reads the example database, which --no-database turns off")
     encodings = resolve_encodings(protocol, encoding)
     try:
         line_every_s()  # a bad TICDC_PROGRESS_EVERY_S is refused before anything runs
@@ -144,7 +150,8 @@ def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional
         for name in encodings:
             report = fuzz_encoding(adapter, name, chosen, work, seed=seed,
                                    database=None if no_database else database, regressions=regressions,
-                                   progress=Progress(), timeout_s=timeout, known_gaps=known_gaps)
+                                   progress=Progress(), timeout_s=timeout, known_gaps=known_gaps,
+                                   replay_database=reuse_database)
             if report.failure is not None:
                 failed = True
                 _print_failure(report)

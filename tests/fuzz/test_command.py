@@ -78,3 +78,9 @@ def test_progress_in_a_log_is_a_line_per_interval():
     assert lines[0] == "fuzz canal-json (x): started"
     assert re.fullmatch(r"fuzz canal-json \(x\): 4 examples, 0 failing, drawing, \d+s of 30s", lines[1])
     assert lines[-1] == "fuzz canal-json (x): done"
+
+
+def test_reusing_the_database_needs_one():
+    r = CliRunner().invoke(main, ["fuzz", "--consumer", REFERENCE, "--examples", "1", "--no-database",
+                                  "--reuse-database"])
+    assert r.exit_code == 2 and "--reuse-database" in r.output and "--no-database" in r.output

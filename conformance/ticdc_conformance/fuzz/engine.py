@@ -7,8 +7,10 @@ The budget stops the drawing of new examples (`_OutOfBudget`, a BaseException Hy
 through). Shrinking has its own time limit (Budget.shrink_seconds): past it, the run stops the same
 way and keeps the smallest failing case found so far.
 
-Hypothesis's example database (a folder, by default reports/fuzz/.hypothesis) is keyed by consumer
-and encoding: the next run on the same pair replays a failure it saved before drawing anything new.
+The examples drawn depend on the seed alone (search.py): the same seed draws the same sequence from
+the command line and in pytest, and a longer budget draws more of it. Hypothesis's example database
+(a folder, by default reports/fuzz/.hypothesis) is keyed by consumer and encoding and stores every
+failure; it is read back, before anything new is drawn, only when `replay_database` asks.
 """
 from __future__ import annotations
 
@@ -21,17 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky
 
 from ticdc_conformance.consumers.adapters import ConsumerAdapter
 
 from .example import Verdict, run_case
-from .profiles import Budget
+from .profiles import DEFAULT_PROFILE, PROFILES, Budget
 from .progress import Progress
 from .regression import case_name, replay_command, write_case
+from .search import Drawn, run_search
 from .space import FuzzCase, fuzz_cases
 
 DEFAULT_TIMEOUT_S = 120.0  # seconds one example's consumer may run
@@ -70,13 +70,29 @@ class FuzzReport:
     not_applicable_reason: Optional[str] = None
     final_state_only: int = 0  # examples whose consumer showed no checkpoint (judged on final tables)
     seconds: float = 0.0
+    # What was drawn before the budget ran out or the first failure: the same seed and encoding draw
+    # the same sequence anywhere, so two runs whose digests differ did not draw the same examples.
+    drawn_digest: str = ""
     failure: Optional[FuzzFailure] = None
     notes: list[str] = field(default_factory=list)
 
+    known_gaps: bool = False
+
     @property
     def rerun_command(self) -> str:
+        """The command that draws the same examples again: the seed and what else decides the draw
+        (history size by profile, known gaps); the budget only says how many."""
+        profile = next((name for name, b in PROFILES.items() if b.max_steps == self.budget.max_steps), None)
         return (f"ticdc-conformance fuzz --consumer {shlex.quote(self.consumer)} --protocol {self.encoding} "
-                f"--seed {self.seed}")
+                f"--seed {self.seed}" + (f" --profile {profile}" if profile not in (None, DEFAULT_PROFILE) else "")
+                + (" --known-gaps" if self.known_gaps else ""))
+
+    @property
+    def refind_command(self) -> str:
+        """The rerun command limited to the examples it takes to find the failure again."""
+        if self.failure is None:
+            return self.rerun_command
+        return f"{self.rerun_command} --examples {self.failure.found_after_examples}"
 
     def summary(self) -> str:
         head = f"{self.encoding}: {self.examples} examples in {self.seconds:.0f}s (seed {self.seed})"
@@ -86,11 +102,12 @@ class FuzzReport:
                 return f"{head}: not applicable, the consumer declines every configuration: {self.not_applicable_reason}"
             fso = f", {self.final_state_only} judged on the final tables only (no checkpoint shown)" \
                 if self.final_state_only else ""
-            return f"{head}: no failure{na}{fso}"
+            return f"{head}: no failure{na}{fso}; drawn {self.drawn_digest}"
         f = self.failure
         size = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in f.size.items())
         return (f"{head}: FAILED after {f.found_after_examples} examples ({f.found_after_s:.1f}s); "
-                f"shrunk in {f.shrink_examples} examples to {size}; schedule {f.case.schedule.spec()}")
+                f"shrunk in {f.shrink_examples} examples to {size}; schedule {f.case.schedule.spec()}; "
+                f"drawn {self.drawn_digest}")
 
 
 @dataclass
@@ -106,6 +123,7 @@ class _State:
     first_failure_at: Optional[float] = None
     first_failure_examples: int = 0
     shrink_examples: int = 0
+    drawn: Drawn = field(default_factory=Drawn)  # every example drawn, in order
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -131,12 +149,13 @@ def database_key(consumer: str, encoding: str, known_gaps: bool) -> bytes:
 def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work: Path, *,
                   seed: Optional[int] = None, database: Optional[Path] = None, regressions: Optional[Path] = None,
                   progress: Optional[Progress] = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                  known_gaps: bool = False) -> FuzzReport:
+                  known_gaps: bool = False, replay_database: bool = False) -> FuzzReport:
     """Fuzzes `adapter` on `encoding` within `budget`; the report holds the shrunk failure, if any,
     written as a regression case under `regressions` when given. `known_gaps` draws the parts of
-    the space the suite's own reference fails on too (space.KNOWN_GAPS)."""
+    the space the suite's own reference fails on too (space.KNOWN_GAPS). `database` stores the
+    failures; `replay_database` runs what it holds for this consumer and encoding first."""
     seed = seed if seed is not None else random.SystemRandom().randrange(2 ** 32)
-    report = FuzzReport(adapter.spec, encoding, seed, budget)
+    report = FuzzReport(adapter.spec, encoding, seed, budget, known_gaps=known_gaps)
     progress = progress or Progress()
     state = _State(budget)
     examples = _Folders(Path(work) / encoding)
@@ -147,6 +166,8 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
             raise _OutOfBudget()
         if state.shrink_over():  # keep the smallest failure found so far (_keep runs it again)
             raise _OutOfBudget()
+        if state.first_failure_at is None:
+            state.drawn.add(case)
         verdict = run_case(case, adapter, examples.next(), timeout_s, replay=rerun)
         if state.first_failure_at is None:
             state.examples += 1
@@ -164,19 +185,10 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
             raise _ExampleFailed(verdict.summary)
 
     strategy = fuzz_cases(encoding, adapter.capabilities, budget.max_steps, known_gaps=known_gaps)
-    test = given(strategy)(probe)
-    test = settings(
-        max_examples=budget.examples if budget.examples is not None else 10 ** 9, deadline=None,
-        database=DirectoryBasedExampleDatabase(str(database)) if database is not None else None,
-        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink), verbosity=Verbosity.quiet,
-        suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False,
-        derandomize=False,
-    )(test)
-    test = hypothesis_seed(seed)(test)
-    test._hypothesis_internal_database_key = database_key(adapter.spec, encoding, known_gaps)  # type: ignore[attr-defined]
     progress.start(f"{encoding} ({adapter.spec})", budget.seconds, budget.examples)
     try:
-        test()
+        run_search(probe, strategy, seed, database=database,
+                   database_key=database_key(adapter.spec, encoding, known_gaps), replay_database=replay_database)
     except _OutOfBudget:
         pass
     except (_ExampleFailed, Flaky):
@@ -184,6 +196,7 @@ def fuzz_encoding(adapter: ConsumerAdapter, encoding: str, budget: Budget, work:
     report.examples, report.not_applicable, report.not_applicable_reason = \
         state.examples, state.not_applicable, state.na_reason
     report.final_state_only = state.final_state_only
+    report.drawn_digest = state.drawn.hexdigest()
     if state.best is not None:
         report.failure = _keep(state, adapter, examples.shrunk(), regressions, report, timeout_s)
     report.seconds = state.elapsed()
