@@ -45,7 +45,30 @@ def value_from_json(t: TiDBType, j: Any) -> Any:
 
 def row_to_json(table: TableSchema, row: Row) -> dict[str, Any]:
     """A row as an ordered JSON object, columns in table order."""
-    return {c.name: value_to_json(c.type, row.get(c.name)) for c in table.columns}
+    names, binary = _layout(table)
+    out = {name: row.get(name) for name in names}
+    for name in binary:
+        v = out[name]
+        if v is not None:
+            out[name] = base64.b64encode(v).decode("ascii")
+    return out
+
+
+# Table versions whose layout is kept, by identity (the version is kept too, so its id is not reused).
+_LAYOUTS: dict[int, tuple[TableSchema, tuple[str, ...], tuple[str, ...]]] = {}
+_LAYOUTS_KEPT = 4096
+
+
+def _layout(table: TableSchema) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The column names of a table version and those of its binary columns: every row of a
+    version is converted alike, so this is worked out once per version, not per value."""
+    entry = _LAYOUTS.get(id(table))
+    if entry is None or entry[0] is not table:
+        if len(_LAYOUTS) >= _LAYOUTS_KEPT:
+            _LAYOUTS.clear()
+        entry = _LAYOUTS[id(table)] = (table, tuple(c.name for c in table.columns),
+                                       tuple(c.name for c in table.columns if c.type.is_binary))
+    return entry[1], entry[2]
 
 
 def dumps_line(obj: Any) -> bytes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import cached_property
 from typing import Any, Optional, Union
 
 from ticdc_contract.tidb_types import TiDBType
@@ -108,18 +109,21 @@ class TableSchema:
                 return c
         raise KeyError(f"{self.qualified_name} has no column {name!r}")
 
-    @property
+    # The derived facts below are asked for every row a table version sees, so each version
+    # computes them once (cached_property keeps them in the instance's __dict__, beside the frozen
+    # fields: equality, hashing, repr and `replace` see the fields only).
+    @cached_property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
-    @property
+    @cached_property
     def primary_key(self) -> Optional[Index]:
         for ix in self.indexes:
             if ix.primary:
                 return ix
         return None
 
-    @property
+    @cached_property
     def handle_key(self) -> tuple[str, ...]:
         """The columns TiCDC uses as the row's handle: the PK, else the NOT NULL unique key with the
         fewest columns, the earliest on a tie (TiCDC pkg/common/table_info_helper.go)."""
@@ -134,17 +138,22 @@ class TableSchema:
         return best
 
     def key_of(self, row: Row) -> tuple:
-        return tuple(row[c] for c in self.handle_key)
+        return tuple([row[c] for c in self.handle_key])
 
     def row_key(self, row: Row) -> tuple:
         """The row's identity: its handle key, or TiDB's hidden row ID in a table without one."""
-        if self.handle_key:
-            return tuple(row[c] for c in self.handle_key)
+        key = self.handle_key
+        if key:
+            return (row[key[0]],) if len(key) == 1 else tuple([row[c] for c in key])
         return (row[ROWID],)
+
+    @cached_property
+    def has_generated(self) -> bool:
+        return any(c.generated for c in self.columns)
 
     def with_generated(self, row: Row) -> Row:
         """The row with its generated columns computed from the others, as TiDB stores it."""
-        if not any(c.generated for c in self.columns):
+        if not self.has_generated:
             return row
         from ticdc_contract.generated import evaluate
         out = dict(row)

@@ -81,6 +81,33 @@ class Sent:
 # Called with every Sent, in send order, before its records are yielded.
 Observer = Callable[[Sent], None]
 
+# Table versions whose routing is kept (_TableRoute); a history with more versions than this starts over.
+_ROUTES_KEPT = 4096
+
+
+@dataclass
+class _TableRoute:
+    """What the simulator decides once per table version rather than per row: the columns the
+    selector keeps, the version TiCDC's row events carry (virtual columns and the row ID hidden),
+    the topic and the partition function. Found by the version's identity (`table`, kept so the
+    identity cannot be reused)."""
+
+    table: TableSchema
+    selected: Optional[frozenset[str]]
+    visible: TableSchema
+    hidden: Optional[frozenset[str]]  # names cdc_visible strips from the images; None: nothing
+    topic: str
+    partition: Callable[[dict, int], int]
+
+
+def _visible_table(t: TableSchema) -> tuple[TableSchema, Optional[frozenset[str]]]:
+    """cdc_visible's table and the names it strips, for one table version."""
+    virtual = {c.name for c in t.columns if c.is_virtual}
+    if not virtual and t.handle_key:
+        return t, None
+    table = replace(t, columns=tuple(c for c in t.columns if c.name not in virtual)) if virtual else t
+    return table, frozenset(virtual | {ROWID})
+
 
 def cdc_visible(change: RowChange) -> RowChange:
     """The change as TiCDC's row events carry it: without virtual generated columns, whose values
@@ -130,6 +157,7 @@ class SinkSimulator:
         self._replay = ReplayLog(config.checkpoint_lag) if config.failovers else None
         self._loss_rng = random.Random(f"in-flight/{seed}")
         self.restarts: list[Restart] = []
+        self._routes: dict[int, _TableRoute] = {}
 
     # --- topology -------------------------------------------------------------------
     def topics(self) -> dict[str, int]:
@@ -165,17 +193,39 @@ class SinkSimulator:
         yield from records
 
     # --- events ---------------------------------------------------------------------
-    def _row(self, change: RowChange, txn: Transaction) -> Iterator[KafkaRecord]:
+    def _route(self, t: TableSchema) -> _TableRoute:
+        route = self._routes.get(id(t))
+        if route is not None and route.table is t:
+            return route
         # sink.column-selectors, judged on the whole table (virtual columns count for its keys).
-        selected = select_columns(self.config, change.table, self.router.rule_for(change.table))
+        selected = select_columns(self.config, t, self.router.rule_for(t))
+        visible, hidden = _visible_table(t)
+        topic = self.router.topic_for(visible)
+        partition = self.router.partitioner(visible, self.config.partition_num)
+        if len(self._routes) >= _ROUTES_KEPT:
+            self._routes.clear()
+        route = self._routes[id(t)] = _TableRoute(t, selected, visible, hidden, topic, partition)
+        return route
+
+    def _row(self, change: RowChange, txn: Transaction) -> Iterator[KafkaRecord]:
+        route = self._route(change.table)
         # A BOOTSTRAP describes the whole table, virtual columns included, like the DDL's tableSchema of
         # the same version (TiCDC pkg/sink/codec/simple/message.go newTableSchema: every column).
         whole = change.table
-        upstream_change, change = change, cdc_visible(change)
-        t = change.table
-        topic = self.router.topic_for(t)
-        row = dispatch_row(self.config, change.after if change.after is not None else change.before, selected)
-        p = self._partition(topic, self.router.partition_for(t, row, txn.commit_ts, self.config.partition_num))
+        upstream_change = change
+        if route.hidden is not None:
+            # cdc_visible, with the visible table of this version made once
+            hidden = route.hidden
+            change = RowChange(route.visible, change.op,
+                               None if change.before is None else {k: v for k, v in change.before.items()
+                                                                   if k not in hidden},
+                               None if change.after is None else {k: v for k, v in change.after.items()
+                                                                  if k not in hidden})
+        selected = route.selected
+        row = change.after if change.after is not None else change.before
+        if selected is not None:
+            row = dispatch_row(self.config, row, selected)
+        p = self._partition(route.topic, route.partition(row, txn.commit_ts))
         if self.module.uses_bootstrap:
             yield from self._maybe_bootstrap(p, whole, physical_ms(txn.commit_ts))
         yield from self._send(p, RowEvent(change, txn.commit_ts, txn.start_ts, selected), upstream_change)

@@ -8,7 +8,7 @@ seeded generator (no faker) so that generation cost stays linear and small per e
 from __future__ import annotations
 
 import random
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from ticdc_contract.model import DDL, Column, Index, Transaction
 from ticdc_contract.tidb_types import TiDBType, datetime, decimal, int_type, varchar
@@ -48,15 +48,17 @@ class LargeScenario(Scenario):
         next_id = [0] * TABLES
         live: list[list[int]] = [[] for _ in range(TABLES)]
         sent = 0
+        below, random_ = _draws(rng)
+        rows = up.state.rows
         while sent < total:
             txn = TxnBuilder()
-            n = min(rng.randint(1, 8), total - sent)
+            n = min(1 + below(8), total - sent)  # rng.randint(1, 8)
             touched: set[tuple[int, int]] = set()
             for _ in range(n):
-                ti = rng.randrange(TABLES)
+                ti = below(TABLES)  # rng.randrange(TABLES)
                 t = up.table("large", tables[ti])
                 ids = live[ti]
-                r = rng.random()
+                r = random_()
                 if len(ids) < WORKING_SET and r < 0.7 or not ids:
                     next_id[ti] += 1
                     row = _row(rng, next_id[ti])
@@ -64,12 +66,12 @@ class LargeScenario(Scenario):
                     ids.append(next_id[ti])
                     touched.add((ti, next_id[ti]))
                     continue
-                pos = rng.randrange(len(ids))
+                pos = below(len(ids))  # rng.randrange(len(ids))
                 key = ids[pos]
                 if (ti, key) in touched:
                     continue
                 touched.add((ti, key))
-                before = up.state.rows[("large", tables[ti])][(key,)]
+                before = rows[("large", tables[ti])][(key,)]
                 if r < 0.85:
                     after = dict(before, name=_text(rng, 1, 64), amount=_amount(rng))
                     txn.update(t, before, after)
@@ -77,30 +79,41 @@ class LargeScenario(Scenario):
                     txn.delete(t, before)
                     ids[pos] = ids[-1]
                     ids.pop()
-            txn_out = up.commit(txn, advance_ms=rng.randint(0, 3))
+            txn_out = up.commit(txn, advance_ms=below(4))  # rng.randint(0, 3)
             sent += len(txn_out.changes)
             if txn_out.changes:
                 yield txn_out
 
 
+def _draws(rng: random.Random) -> tuple[Callable[[int], int], Callable[[], float]]:
+    """`rng.randrange(n)` as one call, and `rng.random`. random.Random's randint(a, b) is
+    randrange(a, b + 1), which is a + _randbelow(b + 1 - a) (CPython 3.9 to 3.13): the scenario
+    draws several per row, so it calls _randbelow itself, without the wrappers' argument checks.
+    The numbers, and so the history, are the same (tests/generators/test_large_draws.py). Each
+    draw below is commented with the call it stands for."""
+    return rng._randbelow, rng.random
+
+
 def _text(rng: random.Random, lo: int, hi: int) -> str:
-    return "".join(rng.choices(_ALPHABET, k=rng.randint(lo, hi)))
+    return "".join(rng.choices(_ALPHABET, k=lo + rng._randbelow(hi + 1 - lo)))  # k=rng.randint(lo, hi)
 
 
 def _amount(rng: random.Random) -> Optional[str]:
-    if rng.random() < 0.1:
+    below, random_ = _draws(rng)
+    if random_() < 0.1:
         return None
-    return f"{rng.randint(-10**13, 10**13)}.{rng.randint(0, 9999):04d}"
+    return f"{below(2 * 10**13 + 1) - 10**13}.{below(10000):04d}"  # randint(-10**13, 10**13), randint(0, 9999)
 
 
 def _row(rng: random.Random, key: int) -> dict:
-    secs = rng.randint(0, 10**9)
+    below, random_ = _draws(rng)
+    secs = below(10**9 + 1)  # randint(0, 10**9)
     return {
         "id": key,
-        "k": rng.randint(0, 2**32 - 1),
+        "k": below(2**32),  # randint(0, 2**32 - 1)
         "name": _text(rng, 0, 64),
         "amount": _amount(rng),
         "at": f"20{secs % 30:02d}-{1 + secs % 12:02d}-{1 + secs % 28:02d} "
               f"{secs % 24:02d}:{secs % 60:02d}:{secs // 60 % 60:02d}.{secs % 1000:03d}",
-        "payload": rng.randbytes(rng.randint(0, 64)) if rng.random() < 0.9 else None,
+        "payload": rng.randbytes(below(65)) if random_() < 0.9 else None,  # randint(0, 64)
     }

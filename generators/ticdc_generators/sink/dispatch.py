@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import zlib
 from decimal import Decimal
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ticdc_contract.model import Row, TableSchema
 from ticdc_contract.table_filter import TableFilter
@@ -79,6 +79,54 @@ class Router:
         if rule is None or not rule.topic:
             return self.config.topic
         return rule.topic.replace("{schema}", table.schema).replace("{table}", table.table)
+
+    def partitioner(self, table: TableSchema, partition_num: int) -> Callable[[Row, int], int]:
+        """`partition_for` of one table version as a function of (row, commit_ts): the rule, the
+        columns hashed and the CRC of the constant parts are settled once (the same numbers, and
+        the same DispatchFailure, raised here when the table's first row is dispatched)."""
+        rule = self.rule_for(table)
+        kind = (rule.partition if rule else "default").lower()
+        if kind == "ts":
+            return lambda row, commit_ts: commit_ts % partition_num
+        if kind not in ("default", "table", "index-value", "rowid", "columns"):
+            raise ValueError(f"unknown partition dispatcher {kind!r}")
+        # PositionInertia.write(a, b) XORs in crc32(a + b); the running value starts at 0.
+        base = zlib.crc32(table.table.encode(), zlib.crc32(table.schema.encode()))
+        if kind in ("default", "table"):
+            fixed = base % partition_num
+            return lambda row, commit_ts: fixed
+        names = self._hashed_columns(table, rule, kind)
+        named = tuple((name, zlib.crc32(name.encode())) for name in names)
+        crc32 = zlib.crc32
+
+        def partition(row: Row, commit_ts: int) -> int:
+            h = base
+            for name, name_crc in named:
+                v = row.get(name)
+                if v is not None:
+                    h ^= crc32(v if type(v) is bytes else _bytes(v), name_crc)
+            return h % partition_num
+
+        return partition
+
+    def _hashed_columns(self, table: TableSchema, rule: Optional[DispatchRule], kind: str) -> tuple[str, ...]:
+        """The columns index-value / columns dispatch hashes, in hashing order."""
+        if kind == "columns":
+            by_lower = {c.lower(): c for c in table.column_names}
+            out = []
+            for wanted in rule.columns:
+                name = by_lower.get(wanted.lower())
+                if name is None:
+                    raise DispatchFailure(f"column {wanted!r} not found in {table.qualified_name} for columns dispatch")
+                out.append(name)
+            return tuple(out)
+        if rule is not None and rule.index:
+            cols = next((ix.columns for ix in table.indexes if ix.name.lower() == rule.index.lower()), None)
+            if cols is None:
+                raise DispatchFailure(f"index {rule.index!r} not found in {table.qualified_name} for index-value "
+                                      "dispatch")
+            return tuple(cols)
+        return tuple(table.handle_key)
 
     def partition_for(self, table: TableSchema, row: Row, commit_ts: int, partition_num: int) -> int:
         rule = self.rule_for(table)

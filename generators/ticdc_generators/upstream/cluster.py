@@ -361,7 +361,7 @@ class Upstream:
         changes = tuple(_with_generated(ch) for ch in txn.changes())
         for ch in changes:
             t = self.table(ch.table.schema, ch.table.table)
-            if ch.table != t:
+            if ch.table is not t and ch.table != t:
                 raise Rejected(f"{t.qualified_name}: change built against an old schema version")
             if t.partitioning is not None:
                 for image in (ch.before, ch.after):
@@ -416,7 +416,7 @@ class Upstream:
 
 def _with_generated(ch: RowChange) -> RowChange:
     t = ch.table
-    if not any(c.generated for c in t.columns):
+    if not t.has_generated:
         return ch
     return replace(ch, before=None if ch.before is None else t.with_generated(ch.before),
                    after=None if ch.after is None else t.with_generated(ch.after))

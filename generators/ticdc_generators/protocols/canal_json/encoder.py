@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ticdc_contract.model import Op
+
 from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
 from ..large_message import MessageTooLargeError, compress, record_size, require_storage
 from .message import CanalJSONOptions, ddl_value, dml_value, watermark_value
+from .rowcode import DMLWriter
 
 __all__ = ["CanalJSONEncoder", "MessageTooLargeError", "new_encoder"]
 
@@ -34,6 +37,12 @@ class CanalJSONEncoder:
         self.options = CanalJSONOptions.from_sink_config(config)
         require_storage(self.options.large_message_handle_option, storage, "canal-json")
         self.storage = storage
+        opts = self.options
+        # The fast path writes whole rows; only-output-updated-columns (also under
+        # content-compatible) and handle-key-only deletes go the reference way.
+        self._fast = None if opts.only_output_updated_columns else \
+            DMLWriter(opts.enable_tidb_extension, opts.content_compatible, opts.tiflow)
+        self._fast_deletes = not opts.delete_only_handle_key_columns
 
     def encode(self, event: SinkEvent) -> list[Message]:
         if isinstance(event, RowEvent):
@@ -64,7 +73,12 @@ class CanalJSONEncoder:
     def _row_message(self, event: RowEvent) -> Message:
         limit = self.options.max_message_bytes
         option = self.options.large_message_handle_option
-        value = self._compress(dml_value(event.change, event.commit_ts, self.options, selected=event.selected))
+        value = None
+        if self._fast is not None and (self._fast_deletes or event.change.op is not Op.DELETE):
+            value = self._fast.value(event.change, event.commit_ts, event.selected)
+        if value is None:
+            value = dml_value(event.change, event.commit_ts, self.options, selected=event.selected)
+        value = self._compress(value)
         length = record_size(None, value)
         if length <= limit:
             return Message(key=None, value=value, ts=event.commit_ts)

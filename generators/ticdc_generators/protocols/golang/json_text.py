@@ -24,7 +24,9 @@ from typing import Any, Callable, Iterable, Optional
 from .floats import json_float32, json_float64
 
 
-@dataclass(frozen=True)
+# eq=False: a dialect is one of the three module constants below, compared and hashed by identity,
+# so looking up its escaper costs no Python-level hash of its fields (once per string written).
+@dataclass(frozen=True, eq=False)
 class Dialect:
     escape_html: bool  # '<', '>', '&', U+2028, U+2029 as \u escapes
     short_bf: bool  # \b and \f rather than \u0008 and \u000c
@@ -64,12 +66,44 @@ def _escaper(dialect: Dialect) -> Callable[[str], str]:
         special += "<>&\u2028\u2029"
     if dialect.replace_invalid:
         special += "\ud800-\udfff"
-    return functools.partial(re.compile(f"[{special}]").sub, functools.partial(_escape, dialect))
+    search = re.compile(f"[{special}]").search
+    # Every character the pattern matches and its escape, as str.translate takes them: one pass in
+    # C over a string that needs escaping, where a substitution would call back into Python for
+    # each match (random binary text has one every few characters).
+    escape = functools.partial(_escape, dialect)
+    table = {code: escape(_Char(chr(code))) for code in range(0x10000) if search(chr(code))}
+
+    def escaped(s: str) -> str:
+        return s if search(s) is None else s.translate(table)
+
+    return escaped
+
+
+class _Char:
+    """A one-character match, as `_escape` reads it."""
+
+    __slots__ = ("c",)
+
+    def __init__(self, c: str) -> None:
+        self.c = c
+
+    def group(self) -> str:
+        return self.c
 
 
 def quote(s: str, dialect: Dialect) -> str:
     """s as a JSON string literal, escaped as the dialect's Go writer escapes it."""
     return '"' + _escaper(dialect)(s) + '"'
+
+
+def quoter(dialect: Dialect) -> Callable[[str], str]:
+    """`quote` bound to one dialect, for writers that quote many strings."""
+    escape = _escaper(dialect)
+
+    def quote_one(s: str) -> str:
+        return '"' + escape(s) + '"'
+
+    return quote_one
 
 
 def obj(fields: Iterable[tuple[str, str]], dialect: Dialect) -> str:
