@@ -9,6 +9,7 @@ work sharing the machine inflates far less than elapsed time; elapsed figures ar
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
@@ -28,7 +29,8 @@ def _key(variant: str, events: int) -> str:
 
 
 def load_baseline(path: Path = BASELINE_FILE) -> dict:
-    return json.loads(path.read_text()) if path.exists() else {"entries": {}}
+    text = path.read_text() if path.exists() else ""
+    return json.loads(text) if text.strip() else {"entries": {}}
 
 
 def baseline_for(variant: str, events: int, baseline: Optional[dict] = None) -> Optional[dict]:
@@ -55,7 +57,6 @@ def measure_baseline(code: Path, commit: str, variants: list[str], sizes: list[i
     """Runs generate, consume --engine local and check with `code`'s modules and records the
     generate and check figures under their encoding and size in `path` (other entries kept)."""
     env = code_env(code)
-    data = load_baseline(path)
     work.mkdir(parents=True, exist_ok=True)
     for n in sizes:
         for variant in variants:
@@ -71,10 +72,19 @@ def measure_baseline(code: Path, commit: str, variants: list[str], sizes: list[i
                      "commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
                      "load_average": [round(load_before[0], 2), round(load_after[0], 2)], "note": note,
                      "verdict": str(verdict), "generate": _step_json(gen), "check": _step_json(check)}
-            data["entries"][_key(variant, n)] = entry
-            path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            _record(path, entry)
             echo(f"  {variant:<19} {n:>11,} events   generate {gen.seconds:7.1f} s (CPU {gen.cpu_seconds:7.1f} s, "
                  f"{gen.events_per_cpu_s:>8,.0f} events/CPU s)   check {check.seconds:7.1f} s (CPU "
                  f"{check.cpu_seconds:7.1f} s, {check.events_per_cpu_s:>8,.0f} events/CPU s)   {verdict}   "
                  f"load average {load_before[0]:.1f} → {load_after[0]:.1f}   {time.strftime('%H:%M:%S')}")
-    return data
+    return load_baseline(path)
+
+
+def _record(path: Path, entry: dict) -> None:
+    """Adds the entry to the file, re-read under a lock: two runs measuring other encodings at the
+    same time keep each other's entries."""
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = load_baseline(path)
+        data["entries"][_key(entry["variant"], entry["events"])] = entry
+        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")

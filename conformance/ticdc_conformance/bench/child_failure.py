@@ -43,5 +43,5 @@ def one_line(error: Exception) -> str:
         if not line.startswith("  "):
             break
         causes.append(line.strip())
-    cause = next((c for c in causes if not c.startswith("Traceback")), "")
+    cause = next((c for c in causes if not c.startswith(("Traceback", "(no line"))), "")
     return f"{head}: {cause}" if cause else head
