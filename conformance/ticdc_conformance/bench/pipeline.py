@@ -41,10 +41,12 @@ def output_digest(out: Path) -> str:
     return h.hexdigest()
 
 
-def nearest_baseline(baseline: dict) -> Callable[[str, int], Optional[dict]]:
-    """The recorded entry for an encoding at a size, else at the nearest size recorded for it."""
+def nearest_baseline(baseline: Optional[dict] = None) -> Callable[[str, int], Optional[dict]]:
+    """The recorded entry for an encoding at a size, else at the nearest size recorded for it; from
+    baseline.json as it is when asked (a baseline being measured beside a long run may land in time)."""
     def find(variant: str, events: int) -> Optional[dict]:
-        mine = [e for e in baseline["entries"].values() if e["variant"] == variant]
+        entries = (baseline if baseline is not None else load_baseline())["entries"]
+        mine = [e for e in entries.values() if e["variant"] == variant]
         return min(mine, key=lambda e: (abs(e["events"] - events), e["events"]), default=None)
 
     return find
@@ -83,7 +85,7 @@ def bench_pipeline(work: Path, variants: list[str], sizes: list[int], master: st
                    cluster: bool = False, driver_memory: Optional[str] = None, echo=print,
                    baseline: Optional[dict] = None) -> dict[str, list[PipelineFigures]]:
     work = Path(work)
-    find = nearest_baseline(baseline if baseline is not None else load_baseline())
+    find = nearest_baseline(baseline)
     echo(f"bench pipeline: scenario {SCENARIO}, seed {seed}, sizes {', '.join(f'{n:,}' for n in sizes)}, "
          f"master {master}{', and a standalone cluster (2 workers, 1 core each)' if cluster else ''}")
     echo(f"  load average at start: {_load()}")
