@@ -4,7 +4,8 @@ a failure shrinks to a minimal case, saved as a regression case (docs/fuzz.md).
 
     space.py       what is drawn (FuzzCase) and how it shrinks
     example.py     one example: case folder, consumer run, verdict
-    engine.py      the Hypothesis loop, the budget, shrinking, the example database
+    engine.py      the fuzz loop: the budget, shrinking, the report
+    search.py      the Hypothesis search, reproducible from its seed; the example database
     regression.py  regression cases in the golden corpus's format, and reading them back
     replay.py      running a consumer on saved regression cases
     profiles.py    the budgets (ci, nightly)

@@ -18,7 +18,9 @@ from ticdc_conformance.delivery import MERGES, Schedule
 from ticdc_contract.model import DDL, HistoryEvent, Transaction
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.sink.config import DispatchRule, SinkConfig
-from ticdc_generators.strategies import DDL_KINDS, histories
+from ticdc_generators.strategies import DDL_KINDS, Driver, histories
+from ticdc_generators.strategies.ops import DEFAULT_START_MS
+from ticdc_generators.upstream import Upstream
 
 TOPIC = "ticdc-fuzz"
 RESTART_KINDS = ("mixed", "stop", "crash")  # mixed (the default) first
@@ -94,10 +96,12 @@ KNOWN_GAPS = {
 
 
 @st.composite
-def sink_configs(draw, encoding: str, known_gaps: bool = False, keyless: bool = False) -> SinkConfig:
+def sink_configs(draw, encoding: str, known_gaps: bool = False, keyless: bool = False,
+                 tables_with_rows: int = 2) -> SinkConfig:
     """A configuration of `encoding`: partitions, dispatcher, the protocol's options, and the
     simulator's delivery settings (watermark cadence, table interleaving, changefeed failovers).
-    `keyless`: the history has a table without a primary key (KNOWN_GAPS' keyless-*)."""
+    `keyless`: the history has a table without a primary key (KNOWN_GAPS' keyless-*);
+    `tables_with_rows`: how many tables the history writes rows to."""
     base = base_config(encoding)
     partition = draw(first_is_default(*DISPATCHERS))
     options = PROTOCOL_OPTIONS[encoding](draw)
@@ -106,11 +110,15 @@ def sink_configs(draw, encoding: str, known_gaps: bool = False, keyless: bool = 
     # Without commit ts (Canal-JSON, Debezium without the TiDB extension) a consumer cannot tell a
     # re-sent event from a new one, so no consumer could apply a failover's re-sends correctly.
     arrival_only = encoding in ("canal-json", "debezium") and not options["enable_tidb_extension"]
+    # Interleaving shows only with rows of two tables; then it is drawn three times in four, as the
+    # bugs of order across tables (a row below another table's commit ts) need it, and so is a long
+    # watermark interval: rows interleave only between two watermarks (1 ms closes one per event).
+    interleave = draw(st.integers(0, 3)) > 0 if tables_with_rows > 1 else draw(first_is_default(False, True))
     fields = {
         "partition_num": 1 if arrival_only and not known_gaps else draw(st.integers(1, 4)),  # arrival-undecidable-key
         "dispatchers": (DispatchRule(matcher=("*.*",), partition=partition),),
-        "watermark_interval_ms": draw(first_is_default(1000, 1, 100)),
-        "interleave_tables": draw(first_is_default(False, True)),
+        "watermark_interval_ms": draw(first_is_default(*((1000, 1000, 100, 1) if interleave else (1000, 1, 100)))),
+        "interleave_tables": interleave,
         **options,
     }
     gap = not known_gaps and fields.get("send_all_bootstrap_at_start", False)  # simple-bootstrap-at-start-failover
@@ -148,18 +156,43 @@ def schedules(draw, capabilities: Capabilities, late_join: bool = True) -> Sched
     return Schedule(**fields)
 
 
+def _ddl_kinds(encoding: str, known_gaps: bool) -> tuple[str, ...]:
+    if encoding == "debezium" and not known_gaps:  # debezium-default-after-null
+        return tuple(k for k in DDL_KINDS if k != "set_default")
+    return DDL_KINDS
+
+
 def upstream_histories(encoding: str, max_steps: int = 10, known_gaps: bool = False
                        ) -> SearchStrategy[list[HistoryEvent]]:
     """Histories of the stateful upstream model, small enough that an example takes a fraction of
     a second: two databases, up to three tables, every DDL kind (but KNOWN_GAPS'), CREATE TABLE
     the likeliest."""
-    kinds = DDL_KINDS
-    if encoding == "debezium" and not known_gaps:  # debezium-default-after-null
-        kinds = tuple(k for k in kinds if k != "set_default")
     # CREATE TABLE three times as likely as another DDL: bugs of ordering across tables (rows of
     # tables interleaved, re-sent below another table's commit ts) need two tables with rows.
-    kinds = ("create_table",) * 2 + kinds
+    kinds = ("create_table",) * 2 + _ddl_kinds(encoding, known_gaps)
     return histories(max_steps=max_steps, max_tables=3, max_statements=3, max_columns=4, ddl_kinds=kinds)
+
+
+@st.composite
+def many_table_histories(draw, encoding: str, max_steps: int = 10, known_gaps: bool = False) -> list[HistoryEvent]:
+    """Histories of the same upstream model that start with two or three tables and go on mostly
+    with transactions (a DDL one step in four): rows of several tables between two DDL barriers,
+    which the bugs of order across tables need (a row delivered below another table's commit ts
+    in its partition, pingcap/ticdc#4051) and the plain mix draws rarely."""
+    driver = Driver(Upstream(DEFAULT_START_MS), schemas=("d0", "d1")[:draw(st.integers(1, 2))], max_tables=3,
+                    max_statements=3, max_columns=4)
+    driver.create_schemas()
+    for _ in range(draw(st.integers(2, 3))):
+        driver.create_table(draw)
+    kinds = _ddl_kinds(encoding, known_gaps)
+    for _ in range(max_steps):
+        if draw(st.integers(0, 7)) == 0:  # stop: the simplest choice, so histories shrink short
+            break
+        if draw(st.integers(0, 3)) == 3:
+            driver.step(draw, draw(st.sampled_from(kinds)))
+        else:
+            driver.transaction(draw)
+    return driver.events
 
 
 @dataclass(frozen=True)
@@ -185,11 +218,14 @@ def fuzz_cases(draw, encoding: str, capabilities: Capabilities, max_steps: int =
                config: Optional[SinkConfig] = None, known_gaps: bool = False) -> FuzzCase:
     """A FuzzCase for `encoding`; `config` fixes the configuration instead of drawing one;
     `known_gaps` draws the parts of the space KNOWN_GAPS leaves out too."""
-    history = tuple(draw(upstream_histories(encoding, max_steps, known_gaps)))
+    # One history in three starts with several tables (shrinking goes toward the plain mix).
+    shape = many_table_histories if draw(st.integers(0, 2)) == 2 else upstream_histories
+    history = tuple(draw(shape(encoding, max_steps, known_gaps)))
     # Without a primary key a message may name no key columns (Canal-JSON pkNames): rows are told apart by image.
     keyless = any(isinstance(e, DDL) and e.table_after is not None and e.table_after.primary_key is None
                   for e in history)
-    drawn = config if config is not None else draw(sink_configs(encoding, known_gaps, keyless))
+    tables = {(c.table.schema, c.table.table) for e in history if isinstance(e, Transaction) for c in e.changes}
+    drawn = config if config is not None else draw(sink_configs(encoding, known_gaps, keyless, len(tables)))
     partitioned = any(isinstance(e, DDL) and e.table_after is not None and e.table_after.partitioning is not None
                       for e in history)
     schedule = draw(schedules(capabilities, late_join=known_gaps or not partitioned))  # late-join-partitions
