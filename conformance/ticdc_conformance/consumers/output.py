@@ -62,27 +62,37 @@ def parse_columns(text: Optional[str]) -> list[str]:
 
 
 class _ParquetStream:
-    """Rows appended one by one, written in batches, so a long run never holds them all."""
+    """Rows appended one by one, written in batches of PARQUET_BATCH rows (one row group each), so a
+    long run never holds them all. A row is a tuple of the schema's values in its order (`add`): the
+    columns are made from the tuples once a batch is full, by zip in C, not value by value."""
 
     def __init__(self, path: Path, schema: pa.Schema) -> None:
         self.schema = schema
         self.writer = pq.ParquetWriter(path, schema)
-        self.buffer: dict[str, list] = {f.name: [] for f in schema}
-        self.n = 0
+        self.rows: list[tuple] = []
 
     def append(self, **values: Any) -> None:
-        for name, column in self.buffer.items():
-            column.append(values.get(name))
-        self.n += 1
-        if self.n >= PARQUET_BATCH:
+        self.add(tuple(values.get(f.name) for f in self.schema))
+
+    def add(self, row: tuple) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= PARQUET_BATCH:
             self.flush()
 
+    def extend(self, rows: list[tuple]) -> None:
+        """Rows in order; the batches fall where `add` one by one would put them."""
+        room = PARQUET_BATCH - len(self.rows)
+        if len(rows) < room:
+            self.rows.extend(rows)
+            return
+        for row in rows:
+            self.add(row)
+
     def flush(self) -> None:
-        if self.n:
-            self.writer.write_table(pa.table(self.buffer, schema=self.schema))
-            for column in self.buffer.values():
-                column.clear()
-            self.n = 0
+        if self.rows:
+            columns = [pa.array(column, type=field.type) for column, field in zip(zip(*self.rows), self.schema)]
+            self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
+            self.rows = []
 
     def close(self) -> None:
         self.flush()
@@ -95,27 +105,41 @@ class AppliedLog:
         self._f: IO[bytes] = open(out / "applied.ndjson", "wb")
         self._pq = _ParquetStream(out / "applied.parquet", APPLIED_SCHEMA)
         self.seq = 0
+        self._heads: dict[tuple[str, str, str], str] = {}  # (schema, table, op) -> a txn row's JSON up to "before"
+
+    def _head(self, schema: str, table: str, op: str) -> str:
+        head = self._heads[(schema, table, op)] = orjson.dumps(
+            {"schema": schema, "table": table, "op": op, "before": None}).decode()[:-len("null}")]
+        return head
 
     def txn(self, commit_ts: Optional[int], rows: list[dict]) -> None:
-        """`rows`: decoded row events (schema, table, op, before/after as canonical JSON text)."""
-        self._f.write(orjson.dumps({"kind": "txn", "commit_ts": commit_ts, "rows": [
-            {"schema": r["schema"], "table": r["table"], "op": r["op"],
-             "before": orjson.Fragment(r["before"] or "null"), "after": orjson.Fragment(r["after"] or "null")}
-            for r in rows]}) + b"\n")
+        """`rows`: decoded row events (schema, table, op, before/after as canonical JSON text).
+        The line is what orjson.dumps writes of {"kind": "txn", "commit_ts": T, "rows": [{"schema", "table",
+        "op", "before", "after"}, ...]} with the images as they are, joined from their texts and
+        encoded once (orjson writes UTF-8 and escapes no other character than str.encode would)."""
+        parts = []
+        table_rows = []
+        seq = self.seq
+        heads = self._heads
         for r in rows:
-            self._pq.append(seq=self.seq, kind="txn", ts=commit_ts, schema=r["schema"], table=r["table"],
-                            op=r["op"], before=r["before"], after=r["after"])
+            schema, table, op, before, after = r["schema"], r["table"], r["op"], r["before"], r["after"]
+            head = heads.get((schema, table, op)) or self._head(schema, table, op)
+            parts.append(f'{head}{before or "null"},"after":{after or "null"}}}')
+            table_rows.append((seq, "txn", commit_ts, schema, table, op, before, after, None))
+        ts = "null" if commit_ts is None else orjson.dumps(commit_ts).decode()
+        self._f.write(f'{{"kind":"txn","commit_ts":{ts},"rows":[{",".join(parts)}]}}\n'.encode())
+        self._pq.extend(table_rows)
         self.seq += 1
 
     def ddl(self, commit_ts: Optional[int], schema: str, table: str, query: str) -> None:
         self._f.write(orjson.dumps({"kind": "ddl", "commit_ts": commit_ts, "schema": schema, "table": table,
                                     "query": query}) + b"\n")
-        self._pq.append(seq=self.seq, kind="ddl", ts=commit_ts, schema=schema, table=table, query=query)
+        self._pq.add((self.seq, "ddl", commit_ts, schema, table, None, None, None, query))
         self.seq += 1
 
     def checkpoint(self, ts: int) -> None:
         self._f.write(orjson.dumps({"kind": "checkpoint", "ts": ts}) + b"\n")
-        self._pq.append(seq=self.seq, kind="checkpoint", ts=ts)
+        self._pq.add((self.seq, "checkpoint", ts, None, None, None, None, None, None))
         self.seq += 1
 
     def close(self) -> None:
@@ -150,10 +174,14 @@ class StatesWriter:
     def __call__(self, name: tuple[str, str], since: int, to: Optional[int], row: bytes, copies: int) -> None:
         line = b'{"from":%d,"to":%s,"row":%s}\n' % (since, b"null" if to is None else b"%d" % to, row)
         f = self._file(name)
-        text = row.decode()
-        for _ in range(copies):
+        version = (name[0], name[1], since, to, row.decode())
+        if copies == 1:
             f.write(line)
-            self._pq.append(schema=name[0], table=name[1], **{"from": since, "to": to, "row": text})
+            self._pq.add(version)
+        else:
+            for _ in range(copies):
+                f.write(line)
+                self._pq.add(version)
         self.lines += copies
 
     def close(self) -> None:

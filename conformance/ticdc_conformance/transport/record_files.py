@@ -13,6 +13,9 @@ the coordinates themselves are missing), never a traceback from deep inside a re
 The checks run per batch on Arrow columns, so reading stays about as fast as without them.
 `merge_by_timestamp` gives the arrival order every reference reader uses: the files side by side,
 always the one whose next record has the smallest Kafka timestamp (ties by topic, then partition).
+`RecordFiles` gives the same order a batch at a time (`merge_batches`): per record that merge is a
+sort by (running maximum of the timestamp within its file, topic, partition, offset), which numpy
+does for a batch of every file at once, instead of a heap step per record.
 """
 from __future__ import annotations
 
@@ -27,7 +30,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ticdc_contract.record import RECORD_SCHEMA, KafkaRecord
-from ticdc_contract.record_files import records_from_batch
 
 from ..errors import ConsumerError
 
@@ -74,6 +76,13 @@ def check_schema(path: Path) -> pq.ParquetFile:
 
 def file_records(path: Path, batch_size: int, contiguous: bool = False) -> Iterator[KafkaRecord]:
     """The records of one record file, checked as the module docstring says, streaming."""
+    for records, _ in file_batches(path, batch_size, contiguous):
+        yield from records
+
+
+def file_batches(path: Path, batch_size: int, contiguous: bool = False
+                 ) -> Iterator[tuple[list[KafkaRecord], np.ndarray]]:
+    """`file_records` a batch at a time: the batch's records and their Kafka timestamps (ms)."""
     path = Path(path)
     pf = check_schema(path)
     named = _FILE_NAME.fullmatch(path.name)
@@ -85,9 +94,43 @@ def file_records(path: Path, batch_size: int, contiguous: bool = False) -> Itera
         for batch in batches:
             tp, last = _check_batch(path, batch, row, tp, last, contiguous, named)
             row += batch.num_rows
-            yield from records_from_batch(batch)
+            if batch.num_rows:
+                yield batch_records(batch)
     except (OSError, pa.ArrowException) as e:
         raise RecordFileError(f"{path}: unreadable after row {row} (a damaged row group: {e})") from None
+
+
+_new_record = object.__new__
+_set_attribute = object.__setattr__
+
+
+def batch_records(batch: pa.RecordBatch) -> tuple[list[KafkaRecord], np.ndarray]:
+    """The records of a batch (as ticdc_contract.record_files.records_from_batch reads them) and their
+    timestamps in ms. A record is built by setting its attribute dict at once: KafkaRecord is a frozen
+    dataclass, whose constructor sets each of its eight fields through object.__setattr__."""
+    stamps = batch.column("timestamp")
+    if stamps.null_count:  # a record without a timestamp reads as 0, as records_from_batch reads it
+        micros = np.array([v or 0 for v in stamps.cast(pa.int64()).to_pylist()], np.int64)
+    else:
+        micros = _integers(stamps)
+    millis = micros // 1000
+    headers = batch.column("headers")
+    if len(headers.flatten()) == 0:  # the usual case: no record has a header
+        header_tuples: Iterable[tuple] = itertools.repeat((), batch.num_rows)
+    else:
+        header_tuples = [tuple((h["key"], h["value"]) for h in hs) if hs else () for hs in headers.to_pylist()]
+    records = []
+    append = records.append
+    for topic, partition, offset, key, value, ts, hs, ts_type in zip(
+            batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),
+            batch.column("offset").to_pylist(), batch.column("key").to_pylist(), batch.column("value").to_pylist(),
+            millis.tolist(), header_tuples, batch.column("timestampType").to_pylist()):
+        record = _new_record(KafkaRecord)
+        _set_attribute(record, "__dict__", {
+            "topic": topic, "partition": partition, "offset": offset, "key": key, "value": value,
+            "timestamp_ms": ts, "headers": hs, "timestamp_type": ts_type})
+        append(record)
+    return records, millis
 
 
 def _check_batch(path: Path, batch: pa.RecordBatch, first_row: int, tp: Optional[tuple[str, int]],
@@ -106,12 +149,16 @@ def _check_batch(path: Path, batch: pa.RecordBatch, first_row: int, tp: Optional
         if named is not None and (named["topic"], int(named["partition"])) != tp and named["topic"] == tp[0]:
             raise RecordFileError(f"{path}: row {first_row} ({_coordinates(batch, 0)}) is of partition {tp[1]}, "
                                   f"but the file is named for partition {named['partition']}")
-    stray = np.flatnonzero((partitions.to_numpy() != tp[1]) | (topics.to_numpy(zero_copy_only=False) != tp[0]))
+    # Topics compared as Python strings: numpy would need pandas to convert an Arrow string column.
+    topic_list = topics.to_pylist()
+    other_topic = topic_list.count(tp[0]) != len(topic_list)
+    stray = np.flatnonzero((_integers(partitions) != tp[1])
+                           | (np.array([t != tp[0] for t in topic_list]) if other_topic else False))
     if stray.size:
         at = int(stray[0])
         raise RecordFileError(f"{path}: row {first_row + at} ({_coordinates(batch, at)}) is filed under "
                               f"{tp[0]}/{tp[1]}, the topic-partition of the file's first row")
-    offsets = batch.column("offset").to_numpy()
+    offsets = _integers(batch.column("offset"))
     steps = np.diff(offsets, prepend=offsets[0] - 1 if last is None else last)
     bad = np.flatnonzero(steps <= 0 if not contiguous else steps != 1)
     if bad.size:
@@ -124,6 +171,15 @@ def _check_batch(path: Path, batch: pa.RecordBatch, first_row: int, tp: Optional
             f"leaves a gap: {missing} (record files hold every offset of a partition)"
         raise RecordFileError(f"{path}: row {first_row + at} ({_coordinates(batch, at)}): offset after {before} {what}")
     return tp, int(offsets[-1])
+
+
+def _integers(array: pa.Array) -> np.ndarray:
+    """An integer or timestamp array without nulls as numpy, read from its buffer (Array.to_numpy
+    imports pandas, which costs more than reading a short stream)."""
+    kind = array.type
+    bits = kind.bit_width
+    dtype = np.dtype(f"uint{bits}" if pa.types.is_unsigned_integer(kind) else f"int{bits}")
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * (bits // 8))
 
 
 def _coordinates(batch: pa.RecordBatch, at: int) -> str:
@@ -151,6 +207,76 @@ def merge_by_timestamp(streams: Iterable[Iterator[KafkaRecord]]) -> Iterator[Kaf
         yield record
 
 
+Batch = tuple[list[KafkaRecord], np.ndarray]  # records in offset order and their timestamps (ms)
+
+
+class _Buffered:
+    """One file's batch being merged: its records from `pos` on are not given out yet; `keys` are
+    their merge keys (the running maximum of the timestamp: a record cannot leave the merge before
+    the records ahead of it in its file)."""
+
+    def __init__(self, rank: int, batches: Iterator[Batch], first: Batch) -> None:
+        self.rank, self.batches, self.high = rank, batches, -(2 ** 63)
+        self.take(first)
+
+    def take(self, batch: Batch) -> None:
+        self.records, millis = batch
+        self.keys = np.maximum.accumulate(np.maximum(millis, self.high))
+        self.high = int(self.keys[-1])
+        self.pos = 0
+
+    def refill(self) -> bool:
+        """The file's next batch; False at its end."""
+        batch = next(self.batches, None)
+        if batch is None:
+            return False
+        self.take(batch)
+        return True
+
+
+def merge_batches(files: list[tuple[tuple[str, int], Iterator[Batch]]]) -> Iterator[KafkaRecord]:
+    """The records of `files` ((topic, partition), its non-empty batches) in merge_by_timestamp's order.
+
+    merge_by_timestamp takes the file whose next record has the smallest (timestamp, topic,
+    partition). A record waits behind every record ahead of it in its file, so records leave the merge
+    in the order of (running maximum timestamp of the file up to the record, topic, partition,
+    offset): if record x of file A has a smaller such key than record y of file B, then when the
+    record that set y's running maximum is taken, A's next record is not after x (its timestamp is at
+    most x's running maximum, which is below), so x has left. The merge is therefore a sort by that
+    key. Of the batches read, every record whose key is below the smallest last key of a batch is
+    final (each file's keys only grow); those are sorted and given out at once, then the batch that
+    set that bound is refilled."""
+    ranks = {tp: rank for rank, tp in enumerate(sorted(tp for tp, _ in files))}
+    buffered = []
+    for tp, batches in files:
+        first = next(batches, None)
+        if first is not None:
+            buffered.append(_Buffered(ranks[tp], batches, first))
+    while buffered:
+        bound = min(buffered, key=lambda b: (b.high, b.rank))
+        parts = []
+        for b in buffered:
+            if b is bound:
+                end = len(b.records)
+            else:  # the records sorting before the bound: a smaller key, or an equal one and a file ranked first
+                end = b.pos + int(np.searchsorted(b.keys[b.pos:], bound.high,
+                                                  side="right" if b.rank < bound.rank else "left"))
+            if end > b.pos:
+                parts.append((b, b.pos, end))
+        if len(parts) == 1:
+            b, start, end = parts[0]
+            yield from b.records[start:end]
+        else:
+            keys = np.concatenate([b.keys[start:end] for b, start, end in parts])
+            file_ranks = np.concatenate([np.full(end - start, b.rank, np.int64) for b, start, end in parts])
+            records = [r for b, start, end in parts for r in b.records[start:end]]
+            for i in np.lexsort((file_ranks, keys)).tolist():  # stable: a file's records stay in offset order
+                yield records[i]
+        for b, _, end in parts:
+            b.pos = end
+        buffered = [b for b in buffered if b.pos < len(b.records) or b.refill()]
+
+
 class RecordFiles:
     """The records of a directory's `*.parquet` files, merged by timestamp; `partitions` lists the
     files' topic-partitions (known before any record is judged: each file's first batch is read)."""
@@ -160,20 +286,21 @@ class RecordFiles:
         if not files:
             raise RecordFileError(f"{directory}: no record files (*.parquet)")
         self.partitions: dict[str, set[int]] = {}
-        self._streams: list[Iterator[KafkaRecord]] = []
+        self._files: list[tuple[tuple[str, int], Iterator[Batch]]] = []
         owners: dict[tuple[str, int], Path] = {}
         for path in files:
-            records = file_records(path, batch_size, contiguous)
-            first = next(records, None)
+            batches = file_batches(path, batch_size, contiguous)
+            first = next(batches, None)
             if first is None:
                 continue
-            tp = (first.topic, first.partition)
+            record = first[0][0]
+            tp = (record.topic, record.partition)
             if tp in owners:
-                raise RecordFileError(f"{path}: holds {first.topic}/{first.partition}, as {owners[tp]} does; "
+                raise RecordFileError(f"{path}: holds {record.topic}/{record.partition}, as {owners[tp]} does; "
                                       "one file per topic-partition")
             owners[tp] = path
-            self.partitions.setdefault(first.topic, set()).add(first.partition)
-            self._streams.append(itertools.chain([first], records))
+            self.partitions.setdefault(record.topic, set()).add(record.partition)
+            self._files.append((tp, itertools.chain([first], batches)))
 
     def __iter__(self) -> Iterator[KafkaRecord]:
-        return merge_by_timestamp(self._streams)
+        return merge_batches(self._files)

@@ -123,6 +123,20 @@ def event_row(record: KafkaRecord, seq: int, ev: DecodedEvent) -> dict[str, Any]
     return row
 
 
+# What the sequential consumer's tables need of a row event beyond its fields, computed once when
+# the event is built, as a tuple under the event's `_keys` (a tuple is built several times faster
+# than an object). consumers/rules/tables.py ConsumerTables.apply_txn uses it while the event's
+# `after`, `before` and `key_columns` are still these very texts, else it parses them:
+# (after text, before text, key_columns text, after, before, key columns, image-keyed,
+#  the key of `after` (of `before` for a delete) as ConsumerTables.key_of gives it, its order token,
+#  the key of the image a delete or update removes).
+ROW_KEYS = ("after_text", "before_text", "key_columns_text", "after", "before", "key_columns", "image_keyed",
+            "key", "order", "removed_key")
+
+
+KEY_ORDER_CACHE = 1 << 16  # keys whose order token is kept; a table's working set repeats its keys
+
+
 class PartitionDecoders:
     """One stateful decoder per topic-partition."""
 
@@ -130,24 +144,105 @@ class PartitionDecoders:
         self.protocol = protocol_spec(protocol)
         self.options = options
         self.decoders: dict[tuple[str, int], Decoder] = {}
+        self._texts: dict[tuple, str] = {}  # column name tuple -> its JSON text (one object per tuple)
+        self._orders: dict[bytes, str] = {}  # key JSON -> key_order_token
 
-    def decode(self, record: KafkaRecord) -> list[dict[str, Any]]:
+    def _decoder(self, record: KafkaRecord) -> Decoder:
         key = (record.topic, record.partition)
         dec = self.decoders.get(key)
         if dec is None:
             dec = self.decoders[key] = self.protocol.new_decoder(self.options)
+        return dec
+
+    def events(self, record: KafkaRecord) -> list[dict[str, Any]]:
+        """`decode`'s rows for the sequential consumer: the same fields but the Spark consumer's own
+        (pos_ts, pos_offset, mark, summary), built for speed (column-list texts shared, key order tokens
+        remembered) and, on row events, their ROW_KEYS under `_keys`."""
         try:
-            events = dec.decode(record)
+            events = self._decoder(record).decode(record)
         except DecodeError as e:
-            # The events decoded along with the error (a Simple BOOTSTRAP and the rows it released)
-            # still apply; each error row sits at this record, its text naming the bad record.
-            rows = [event_row(record, i, ev) for i, ev in enumerate(e.events)]
-            for err in e.every_error():
-                row = dict.fromkeys(_FIELDS)
-                row.update(topic=record.topic, partition=record.partition, offset=record.offset, seq=len(rows),
-                           kind="error", error=str(err))
-                rows.append(row)
-            return rows
+            return self._error_rows(record, e)
+        out = []
+        for seq, ev in enumerate(events):
+            row = self._row_event(record, seq, ev) if type(ev) is DecodedRow else None
+            out.append(row if row is not None else event_row(record, seq, ev))
+        return out
+
+    def _text(self, names: tuple) -> str:
+        names = names if type(names) is tuple else tuple(names)
+        text = self._texts.get(names)
+        if text is None:
+            text = self._texts[names] = orjson.dumps(names).decode()
+        return text
+
+    def _order(self, key: bytes, values: list) -> tuple[str, bool]:
+        """key_order_token(values), and whether the key parsed back from its JSON `key` has the same
+        (what the tables compute where they parse texts). Remembered for keys of integers and strings
+        only: for them equal JSON is equal values; a float JSON cannot carry prints as null, a tuple
+        as a list."""
+        order = self._orders.get(key)
+        if order is not None:
+            return order, True
+        order = key_order_token(values)
+        if all(type(v) is int or type(v) is str for v in values):
+            if len(self._orders) >= KEY_ORDER_CACHE:
+                self._orders.clear()
+            self._orders[key] = order
+            return order, True
+        return order, orjson.loads(key) == values
+
+    def _row_event(self, record: KafkaRecord, seq: int, ev: DecodedRow) -> Optional[dict[str, Any]]:
+        """event_row of a row event; None where event_row makes something else of it (an error row)."""
+        after, before = ev.after, ev.before
+        image = after if after is not None else before
+        if image is None:
+            return None
+        named = ev.key_columns
+        key_columns = tuple(named) or tuple(image)
+        try:
+            values = [image[key_columns[0]]] if len(key_columns) == 1 else list(map(image.__getitem__, key_columns))
+        except (KeyError, IndexError):  # a key column missing (an error row), or no key column at all
+            return None
+        dumps = orjson.dumps
+        key = dumps(values)
+        order, exact = self._order(key, values)
+        old_key = old_key_order = None
+        removed_key = key
+        if after is not None and before is not None:
+            old = list(map(before.get, key_columns))
+            if old != values:
+                removed_key = dumps(old)
+                if all(c in before for c in key_columns):
+                    old_key, old_key_order = removed_key.decode(), key_order_token(old)
+        after_text = dumps(after).decode() if after is not None else None
+        before_text = dumps(before).decode() if before is not None else None
+        key_columns_text = self._text(named)
+        return {
+            "topic": record.topic, "partition": record.partition, "offset": record.offset, "seq": seq,
+            "kind": "row", "commit_ts": ev.commit_ts, "schema": ev.schema, "table": ev.table, "op": ev.op,
+            "key": key.decode(), "key_columns": key_columns_text, "key_order": order, "old_key": old_key,
+            "old_key_order": old_key_order, "after": after_text, "before": before_text,
+            "columns": self._text(ev.columns or tuple(image)), "query": None, "record_ts": None, "error": None,
+            "_keys": (after_text, before_text, key_columns_text, after, before, key_columns, not named, key, order,
+                      removed_key) if exact else None,
+        }
+
+    def _error_rows(self, record: KafkaRecord, e: DecodeError) -> list[dict[str, Any]]:
+        # The events decoded along with the error (a Simple BOOTSTRAP and the rows it released)
+        # still apply; each error row sits at this record, its text naming the bad record.
+        rows = [event_row(record, i, ev) for i, ev in enumerate(e.events)]
+        for err in e.every_error():
+            row = dict.fromkeys(_FIELDS)
+            row.update(topic=record.topic, partition=record.partition, offset=record.offset, seq=len(rows),
+                       kind="error", error=str(err))
+            rows.append(row)
+        return rows
+
+    def decode(self, record: KafkaRecord) -> list[dict[str, Any]]:
+        try:
+            events = self._decoder(record).decode(record)
+        except DecodeError as e:
+            return self._error_rows(record, e)
         return [event_row(record, i, ev) for i, ev in enumerate(events)]
 
 

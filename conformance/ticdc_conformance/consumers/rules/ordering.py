@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 TopicPartition = tuple[str, int]
@@ -32,6 +33,9 @@ def row_identity(ev: dict) -> tuple:
 def is_image_keyed(ev: dict) -> bool:
     """True when the message named no key columns, so the row is identified by its image."""
     return ev.get("key_columns") in (None, "[]")
+
+
+_commit_ts_arrival = itemgetter(0, 1)
 
 
 @dataclass
@@ -57,7 +61,10 @@ class DMLBuffer:
     def add(self, tp: TopicPartition, arrival: int, ev: dict) -> bool:
         """Queues a row event; False when it is a copy of one already waiting (dropped)."""
         ts = ev["commit_ts"]
-        group = self.groups.setdefault((tp, ev["schema"], ev["table"]), _Group())
+        where = (tp, ev["schema"], ev["table"])
+        group = self.groups.get(where)
+        if group is None:
+            group = self.groups[where] = _Group()
         if ts < group.high:
             group.out_of_order = True
             self.new_epoch(tp)  # a commit ts going back within one table is a re-send
@@ -71,7 +78,8 @@ class DMLBuffer:
             seen[2] += 1
         else:
             self.index[ident] = [tp, epoch, 1]
-        group.high = max(group.high, ts)
+        if ts > group.high:
+            group.high = ts
         group.events.append((ts, arrival, ev))
         self.size += 1
         return True
@@ -88,15 +96,16 @@ class DMLBuffer:
             n = bisect.bisect_right(group.events, watermark, key=lambda e: e[0])
             ready.extend(group.events[:n])
             del group.events[:n]
+        index = self.index
         for _, _, ev in ready:
             ident = row_identity(ev)
-            seen = self.index.get(ident)
+            seen = index.get(ident)
             if seen is not None:
                 seen[2] -= 1
                 if seen[2] <= 0:
-                    del self.index[ident]
+                    del index[ident]
         self.size -= len(ready)
-        ready.sort(key=lambda e: (e[0], e[1]))
+        ready.sort(key=_commit_ts_arrival)
         return ready
 
     def __len__(self) -> int:

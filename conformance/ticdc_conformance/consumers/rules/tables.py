@@ -15,7 +15,7 @@ size.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import orjson
 
@@ -40,10 +40,13 @@ from ticdc_contract.canonical import key_order_token
 
 class Entry:
     """One row (or, in a key-less table, one distinct row image and how often it is there)."""
-    __slots__ = ("order", "image", "count", "home", "line", "line_name", "line_count", "since", "dirty")
+    __slots__ = ("order", "image", "count", "home", "line", "line_name", "line_count", "since", "dirty", "key")
 
-    def __init__(self, order: str, image: dict, home: "TableRows") -> None:
+    def __init__(self, order: str, image: dict, home: "TableRows", key: Optional[bytes] = None) -> None:
         self.order, self.image, self.count, self.home = order, image, 1, home
+        # The key it was placed under in `home.rows` (None: to be computed from the image, which a
+        # DDL changed since).
+        self.key = key
         self.line: Optional[bytes] = None  # the state line open in the output, None: none yet
         self.line_name: Optional[Name] = None
         self.line_count = 0
@@ -66,6 +69,7 @@ class TableRows:
 
 
 StateSink = Callable[[Name, int, Optional[int], bytes, int], None]  # (table, from, to, row, copies)
+PARSED_TEXTS = 4096  # column-list texts kept parsed (a stream has a few per table)
 
 
 class ConsumerTables:
@@ -74,6 +78,16 @@ class ConsumerTables:
         self.rows: dict[Name, TableRows] = {}
         self._dirty: list[Entry] = []
         self._gone: list[Entry] = []
+        self._parsed: dict[str, Any] = {}  # column-list text -> its list (never changed by the caller)
+
+    def _names(self, text: str) -> Any:
+        """orjson.loads of a column-list text, remembered."""
+        names = self._parsed.get(text)
+        if names is None:
+            if len(self._parsed) >= PARSED_TEXTS:
+                self._parsed.clear()
+            names = self._parsed[text] = orjson.loads(text)
+        return names
 
     # --- bookkeeping ---------------------------------------------------------------------------
     def _touch(self, e: Entry) -> None:
@@ -95,7 +109,7 @@ class ConsumerTables:
             tr = self.rows[name] = TableRows(name)
             self.metas.setdefault(name, TableMeta())
         meta = self.metas.setdefault(name, TableMeta())
-        if columns:
+        if columns and columns != meta.columns:
             new = [c for c in columns if c not in meta.columns and c not in meta.dropped]
             if new:
                 meta.columns.extend(new)
@@ -125,7 +139,7 @@ class ConsumerTables:
     def _place(self, tr: TableRows, e: Entry) -> None:
         """Puts a moved entry into `tr` under `tr`'s key (merging copies in a key-less table)."""
         key, e.order = tr.key_of(e.image)
-        e.home = tr
+        e.home, e.key = tr, key
         self._touch(e)
         there = tr.rows.get(key)
         if there is not None and tr.image_keyed:
@@ -142,32 +156,41 @@ class ConsumerTables:
     def apply_txn(self, events: list[dict]) -> None:
         """The row events of one commit ts. A transaction's changes commute: every old image goes
         first, then every new image arrives, so rows that trade keys within it (split into DELETE +
-        INSERT pairs possibly on different partitions) end where upstream put them."""
+        INSERT pairs possibly on different partitions) end where upstream put them.
+        An event's images and keys come from its `_keys` (decode_stage.ROW_KEYS) while its texts are
+        the ones they were made from, else from its texts."""
         decoded = []
+        loads = orjson.loads
         for ev in events:
-            tr = self.table((ev["schema"], ev["table"]), orjson.loads(ev["columns"]) if ev["columns"] else None)
-            after = orjson.loads(ev["after"]) if ev["after"] else None
-            before = orjson.loads(ev["before"]) if ev["before"] else None
-            named = tuple(orjson.loads(ev["key_columns"])) if ev.get("key_columns") else ()
-            image_keyed = not named
-            key_columns = named or tuple(after if after is not None else before)
-            if (tr.key_columns, tr.image_keyed) != (key_columns, image_keyed):
+            columns = ev["columns"]
+            tr = self.table((ev["schema"], ev["table"]), self._names(columns) if columns else None)
+            k = ev.get("_keys")
+            if k is not None and k[0] is ev["after"] and k[1] is ev["before"] and k[2] is ev.get("key_columns"):
+                after, before, key_columns, image_keyed = k[3:7]
+            else:
+                k = None
+                after = loads(ev["after"]) if ev["after"] else None
+                before = loads(ev["before"]) if ev["before"] else None
+                named = tuple(self._names(ev["key_columns"])) if ev.get("key_columns") else ()
+                image_keyed = not named
+                key_columns = named or tuple(after if after is not None else before)
+            if tr.key_columns != key_columns or tr.image_keyed != image_keyed:
                 self._rekey(tr, key_columns, image_keyed)
-            decoded.append((tr, ev["op"], before, after))
-        for tr, op, before, after in decoded:
-            if op == "delete":
-                self._remove(tr, before if before is not None else after)
-            elif op == "update":
+            decoded.append((tr, ev["op"], before, after, k))
+        for tr, op, before, after, k in decoded:
+            if op == "delete" or op == "update":
                 # Without the old image (old value off) the row is found by the new image's key.
-                self._remove(tr, before if before is not None else after)
-        for tr, op, before, after in decoded:
+                image = before if before is not None else after
+                if image is not None:
+                    self._remove(tr, image, k[9] if k is not None and tr.key_columns == k[5] else tr.key_of(image)[0])
+        for tr, op, before, after, k in decoded:
             if op != "delete" and after is not None:
-                self._put(tr, after)
+                if k is not None and tr.key_columns == k[5]:
+                    self._put(tr, after, k[7], k[8])
+                else:
+                    self._put(tr, after, *tr.key_of(after))
 
-    def _remove(self, tr: TableRows, image: Optional[dict]) -> None:
-        if image is None:
-            return
-        key, _ = tr.key_of(image)
+    def _remove(self, tr: TableRows, image: dict, key: bytes) -> None:
         e = tr.rows.get(key)
         if e is None:
             return  # a row this consumer never had (it joined mid-stream)
@@ -177,11 +200,10 @@ class ConsumerTables:
             return
         self._drop(tr, key, e)
 
-    def _put(self, tr: TableRows, image: dict) -> None:
-        key, order = tr.key_of(image)
+    def _put(self, tr: TableRows, image: dict, key: bytes, order: str) -> None:
         e = tr.rows.get(key)
         if e is None:
-            e = tr.rows[key] = Entry(order, image, tr)
+            e = tr.rows[key] = Entry(order, image, tr, key)
         elif tr.image_keyed:
             e.count += 1
         else:
@@ -204,7 +226,7 @@ class ConsumerTables:
                     del tr.rows[key]
                     moves.append((tr, e, fate[0], fate[1]))
                 elif fate[1] is not e.image:
-                    e.image = fate[1]
+                    e.image, e.key = fate[1], None
                     self._touch(e)
         self._reshape_containers(effect)
         apply_to_metas(effect, self.metas)
@@ -235,7 +257,9 @@ class ConsumerTables:
     # --- checkpoints ---------------------------------------------------------------------------
     def _line(self, e: Entry) -> bytes:
         meta = self.metas.get(e.home.name)
-        return row_json(e.image, meta.columns if meta is not None else list(e.image))
+        if meta is None or list(e.image) == meta.columns:  # the image is the line's object as it is
+            return orjson.dumps(e.image)
+        return row_json(e.image, meta.columns)
 
     def checkpoint(self, ts: int, sink: StateSink) -> None:
         """Closes the state lines of rows that changed or went since the last checkpoint at `ts`
@@ -246,7 +270,7 @@ class ConsumerTables:
         self._gone = []
         for e in self._dirty:
             e.dirty = False
-            if e.count == 0 or e.home.rows.get(e.home.key_of(e.image)[0]) is not e:
+            if e.count == 0 or e.home.rows.get(e.key if e.key is not None else e.home.key_of(e.image)[0]) is not e:
                 continue  # removed or merged into another entry; its line (if any) closed above
             line = self._line(e)
             if e.line is not None:

@@ -40,6 +40,8 @@ class WatermarkTracker:
         self.seen = False
         self.regressions = 0
         self.regression_log: list[Regression] = []
+        self._global: Optional[int] = None  # global_mark() until a mark, a partition or a hold changes
+        self._stale = True
 
     def observe(self, tp: TopicPartition, ts: int, offset: int) -> bool:
         """A watermark arrived on `tp`; False when it is a regression (and is ignored)."""
@@ -50,22 +52,30 @@ class WatermarkTracker:
             if len(self.regression_log) < MAX_LOGGED:
                 self.regression_log.append(Regression(tp[0], tp[1], offset, ts, current))
             return False
-        self.marks[tp] = ts
+        if self.marks.get(tp) != ts:
+            self.marks[tp] = ts
+            self._stale = True
         return True
 
     def know(self, tp: TopicPartition) -> None:
         """A partition the manifest did not list sends records: it counts from now on."""
-        self.marks.setdefault(tp, 0)
+        if tp not in self.marks:
+            self.marks[tp] = 0
+            self._stale = True
 
     def hold(self, tp: TopicPartition, waiting: bool) -> None:
         """Whether `tp`'s decoder holds row events waiting for their schema."""
         if waiting:
-            self.frozen.setdefault(tp, self.marks.get(tp, 0))
-        else:
-            self.frozen.pop(tp, None)
+            if tp not in self.frozen:
+                self.frozen[tp] = self.marks.get(tp, 0)
+                self._stale = True
+        elif tp in self.frozen:
+            del self.frozen[tp]
+            self._stale = True
 
     def global_mark(self) -> Optional[int]:
         """The minimum over all partitions (None before any partition is known)."""
-        if not self.marks:
-            return None
-        return min(self.frozen.get(tp, ts) for tp, ts in self.marks.items())
+        if self._stale:
+            self._global = min(self.frozen.get(tp, ts) for tp, ts in self.marks.items()) if self.marks else None
+            self._stale = False
+        return self._global
