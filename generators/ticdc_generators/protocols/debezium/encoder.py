@@ -86,18 +86,16 @@ class DebeziumEncoder:
         self._opts = options.envelope()
         # Per table version and column selection: schemas are fixed for both, so they are
         # serialized once.
-        self._envelopes: dict[tuple[TableSchema, Optional[frozenset[str]]], RowEnvelope] = {}
-        self._last: Optional[tuple[TableSchema, Optional[frozenset[str]], RowEnvelope]] = None
+        # Found by the version's identity (hashing a table version hashes all its columns); the
+        # version is kept beside its envelope so that its id is not reused.
+        self._envelopes: dict[tuple[int, Optional[frozenset[str]]], tuple[TableSchema, RowEnvelope]] = {}
 
     def _envelope(self, table: TableSchema, selected: Optional[frozenset[str]] = None) -> RowEnvelope:
-        if self._last is not None and self._last[0] is table and self._last[1] is selected:
-            return self._last[2]
-        env = self._envelopes.get((table, selected))
-        if env is None:
-            env = RowEnvelope(table_view(table, self.options.time_zone), self._opts, selected)
-            self._envelopes[(table, selected)] = env
-        self._last = (table, selected, env)
-        return env
+        entry = self._envelopes.get((id(table), selected))
+        if entry is None or entry[0] is not table:
+            entry = (table, RowEnvelope(table_view(table, self.options.time_zone), self._opts, selected))
+            self._envelopes[(id(table), selected)] = entry
+        return entry[1]
 
     def encode(self, event: SinkEvent) -> list[Message]:
         if isinstance(event, RowEvent):

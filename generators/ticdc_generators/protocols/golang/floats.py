@@ -126,7 +126,10 @@ def _format_f(x: float, bits: int) -> str:
 
 def format_float64(x: float) -> str:
     """strconv.FormatFloat(x, 'f', -1, 64): how TiCDC prints a DOUBLE as text."""
-    return _format_f(float(x), 64)
+    x = float(x)
+    if 1e-4 <= abs(x) < 1e16:
+        return _repr_fixed(x)
+    return _format_f(x, 64)
 
 
 def format_float32(x: float) -> str:
@@ -172,7 +175,17 @@ def _json_float(x: float, bits: int, short_exponent: bool) -> str:
 def json_float64(x: float, short_exponent: bool = False) -> str:
     """A Go float64 as a JSON number: json-iterator's WriteFloat64 ('f', 'e' when |x| < 1e-6 or
     >= 1e21), or with `short_exponent` encoding/json's, which also writes "1e-07" as "1e-7"."""
-    return _json_float(float(x), 64, short_exponent)
+    x = float(x)
+    if 1e-4 <= abs(x) < 1e16:
+        return _repr_fixed(x)
+    return _json_float(x, 64, short_exponent)
+
+
+def _repr_fixed(x: float) -> str:
+    """The 'f' form of shortest digits for 1e-4 <= |x| < 1e16, where Python's repr already lays
+    them out without an exponent: the same text less repr's ".0" of a whole number."""
+    text = repr(x)
+    return text[:-2] if text.endswith(".0") else text
 
 
 def json_float32(x: float, short_exponent: bool = False) -> str:

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
+import orjson
+
 from .floats import json_float32, json_float64
 
 
@@ -252,3 +254,51 @@ def _write_other(v: Any, dialect: Dialect, out: list[bytes], write: Callable[[An
         out.append(v.data)
     else:
         raise TypeError(f"cannot write {type(v).__name__} as JSON")
+
+
+# --- orjson for the bulk of a document --------------------------------------------------------
+
+# What orjson writes unlike the dialect's Go writer: \b and \f short where Go writes \u0008 and
+# \u000c, '<', '>', '&', U+2028 and U+2029 unescaped, and lone surrogates refused. orjson matches
+# the rest: '"' and '\\' escaped, \n, \r and \t short, the other bytes below 0x20 as lower-case
+# \u00xx, everything else as UTF-8 (tests/generators/protocols/test_json_text.py).
+_ORJSON_DIFFERS = {
+    JSONITER: "\b\f\ud800-\udfff",
+    ENCODING_JSON: "<>&\u2028\u2029\ud800-\udfff",
+    EASYJSON: "\b\f<>&\u2028\u2029\ud800-\udfff",
+}
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1
+
+
+def safe_for_orjson(dialect: Dialect) -> Callable[[str], bool]:
+    """Whether orjson writes a text (a value or an object key) as the dialect does."""
+    search = re.compile(f"[{_ORJSON_DIFFERS[dialect]}]").search
+    return lambda s: search(s) is None
+
+
+@functools.lru_cache(maxsize=None)
+def orjson_leaf(dialect: Dialect) -> Callable[[Any], Any]:
+    """A value converted for orjson.dumps so that orjson writes what `dumps` would: text, ints of
+    64 bits, None and bools as they are (orjson writes them alike), anything else — text orjson
+    would write otherwise, bigger ints, floats, the wrappers, bytes, containers — as an
+    orjson.Fragment of the bytes `dumps` writes for it. The caller keeps object keys safe
+    (`safe_for_orjson`)."""
+    differs = re.compile(f"[{_ORJSON_DIFFERS[dialect]}]").search
+    write = _writer(dialect)
+    fragment = orjson.Fragment
+
+    def leaf(v: Any) -> Any:
+        t = type(v)
+        if t is str:
+            if differs(v) is None:
+                return v
+        elif t is int:
+            if _INT64_MIN <= v <= _UINT64_MAX:
+                return v
+        elif v is None or t is bool:
+            return v
+        out: list[bytes] = []
+        write(v, out)
+        return fragment(b"".join(out))
+
+    return leaf

@@ -8,6 +8,8 @@ start a valid UTF-8 sequence into \\xNN.
 """
 from __future__ import annotations
 
+import re
+
 _HEX = "0123456789abcdef"
 
 # strconv's short escapes for control characters (quote is '"').
@@ -52,10 +54,37 @@ def _escape_rune(r: int, out: list[str]) -> None:
         out.append(f"\\U{r:08x}")
 
 
+def _byte_table() -> dict[int, str]:
+    """str.translate's table for text decoded with surrogateescape that holds ASCII and
+    undecodable bytes only: each ASCII character as Quote writes it, each byte that is not UTF-8
+    (U+DC80..U+DCFF) as \\xNN."""
+    table: dict[int, str] = {}
+    for b in range(0x80):
+        out: list[str] = []
+        _escape_rune(b, out)
+        if out[0] != chr(b):
+            table[b] = out[0]
+    for b in range(0x80, 0x100):
+        table[0xDC00 + b] = "\\x" + _HEX[b >> 4] + _HEX[b & 0xF]
+    return table
+
+
+_BYTE_TABLE = _byte_table()
+# A character decoded from valid UTF-8 beyond ASCII: the one case left to the rune-by-rune loop.
+_DECODED_RUNE = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]").search
+_PLAIN = re.compile(b'[^\\x20-\\x7e]|["\\\\]').search
+
+
 def go_quote_body(data: bytes) -> str:
     """strconv.Quote(string(data)) with the surrounding double quotes removed."""
-    if all(0x20 <= b <= 0x7E and b not in (0x22, 0x5C) for b in data):
+    if _PLAIN(data) is None:
         return data.decode("ascii")
+    # Python's UTF-8 decoder with surrogateescape turns each byte Go's DecodeRune rejects into
+    # U+DC80+byte and nothing else, as the loop below reads them one by one; without a decoded
+    # rune beyond ASCII, one translation gives the loop's text.
+    text = data.decode("utf-8", "surrogateescape")
+    if _DECODED_RUNE(text) is None:
+        return text.translate(_BYTE_TABLE)
     out: list[str] = []
     i, n = 0, len(data)
     while i < n:

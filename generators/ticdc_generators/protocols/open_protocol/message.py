@@ -179,12 +179,9 @@ def _column_object(col: ColumnLayout, value: Any, dialect: json_text.Dialect) ->
 def _column_with_rendered_value(col: ColumnLayout, rendered: str, dialect: json_text.Dialect) -> str:
     # TiCDC writes "h" only for handle-key columns and "f" always (codec.go,
     # writeColumnFieldValue; tiflow's Column struct has `h,omitempty` and a plain `f`).
-    fields = [("t", str(col.code))]
-    if col.handle:
-        fields.append(("h", "true"))
-    fields.append(("f", str(col.flag)))
-    fields.append(("v", rendered))
-    return json_text.obj(fields, dialect)
+    # json_text.obj of t, h, f and v, written out: those keys need no escaping in any dialect.
+    return ('{"t":' + str(col.code) + (',"h":true,"f":' if col.handle else ',"f":') + str(col.flag)
+            + ',"v":' + rendered + "}")
 
 
 def _columns_object(columns: tuple[ColumnLayout, ...], row: Row, dialect: json_text.Dialect, only_handle: bool) -> str:
