@@ -144,12 +144,27 @@ MESSAGE_SCHEMA = fastavro.parse_schema(build_schema())
 MESSAGE_UNION_INDEX = len(MESSAGE_SCHEMA) - 1
 
 
+# schemaless_writer parses the schema into a fresh table of named types on every call, which costs
+# more than writing a DML datum; its compiled writer's `write_data` is given the table made once.
+_NAMED_SCHEMAS: dict = {}
+_PARSED = fastavro.parse_schema(MESSAGE_SCHEMA, _NAMED_SCHEMAS)
+_WRITE_OPTIONS = {"strict": False, "strict_allow_default": False, "disable_tuple_notation": False}
+try:
+    from fastavro._write import write_data as _write_data  # the compiled writer schemaless_writer calls
+except ImportError:  # a fastavro without its compiled modules
+    _write_data = None
+
+
 def encode_avro(obj: dict) -> bytes:
     """One Simple protocol Avro datum: the Message branch of the union, no registry framing.
 
     `obj` is a Message record; union branches are given as (name, value) tuples where the
     value alone is ambiguous (a row value map), as fastavro's tuple notation allows.
     """
+    if _write_data is not None:
+        out = bytearray()
+        _write_data(out, (_ref("Message"), obj), _PARSED, _NAMED_SCHEMAS, "", _WRITE_OPTIONS)
+        return bytes(out)
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, MESSAGE_SCHEMA, (_ref("Message"), obj))
     return buf.getvalue()
