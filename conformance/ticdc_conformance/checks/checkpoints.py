@@ -35,7 +35,6 @@ import orjson
 
 from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
 from ticdc_conformance.findings.finding import Finding
-from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
@@ -46,6 +45,7 @@ from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
 from .differential import compare_table, extra_columns
 from .key_updates import delivered_changes
+from .projection import row_projection
 from .selection import consumer_table, selectors, unjudged_columns
 from .upstream_history import TableFates, history_events
 from .value_forms import StateForms
@@ -97,6 +97,8 @@ def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[st
 
 
 def comparable(row: dict, hidden: frozenset[str]) -> bytes:
+    if not hidden:  # most tables: nothing to leave out
+        return orjson.dumps(row, option=_SORTED)
     return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
 
 
@@ -133,9 +135,20 @@ class _Truth(TableStates):
         self._in_ddl = False
         self._stash: dict[tuple, list[tuple[Row, dict, bytes]]] = defaultdict(list)
         self.expected: Counter = Counter()  # row events of the last transaction, as (table, key)
+        # Per table name: the schema version last asked about, its view and its row projection.
+        # Every row a version sees asks for them, so each version makes them once.
+        self._views: dict[Name, tuple[TableSchema, TableSchema, Callable[[dict], dict]]] = {}
+
+    def _version(self, name: Name) -> tuple[TableSchema, TableSchema, Callable[[dict], dict]]:
+        schema = self.schemas[name]
+        hit = self._views.get(name)
+        if hit is None or hit[0] is not schema:
+            view = consumer_table(schema, self.chosen)
+            hit = self._views[name] = (schema, view, row_projection(view, self.protocol, self.options))
+        return hit
 
     def view(self, name: Name) -> TableSchema:
-        return consumer_table(self.schemas[name], self.chosen)
+        return self._version(name)[1]
 
     def _count(self, name: Name, image: bytes, delta: int) -> None:
         _bump(self.counts[name], image, delta)
@@ -151,7 +164,7 @@ class _Truth(TableStates):
         if row is None:
             return
         # The projection reads truth-file values (canonical JSON form: binary as base64).
-        proj = project_truth_row(self.view(name), row_to_json(self.schemas[name], row), self.protocol, self.options)
+        proj = self._version(name)[2](row_to_json(self.schemas[name], row))
         carried = old if self._in_ddl else None
         if self._in_ddl and carried is None and self._stash.get(_frozen(row)):
             carried = self._stash[_frozen(row)].pop()
@@ -233,17 +246,20 @@ class _States:
                     raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})",
                                               _qualified(name)) from None
 
-    def advance(self, ts: int, normalise: Optional[Callable[[Name, dict], dict]] = None) -> None:
+    def advance(self, ts: int, forms: Optional[StateForms] = None) -> None:
         """Lines ending at `ts` leave, lines starting there arrive. An arriving line's image is put in
-        the compared form (`normalise`, checks/value_forms.py: upstream's schema and rows at `ts`)
-        and stored so, so that its removal at its `to` checkpoint takes away the same image."""
+        the compared form (`forms.state_row`, checks/value_forms.py: upstream's schema and rows at
+        `ts`) and stored so, so that its removal at its `to` checkpoint takes away the same image."""
         self.dirty = set()
         for column, delta in (("upto", -1), ("frm", +1)):
             restated = []
             for line, schema, table, image in self.db.execute(
                     f"SELECT rowid, tbl_schema, tbl, image FROM lines WHERE {column} = ?", (ts,)):
-                if delta > 0 and normalise is not None:
-                    compared = comparable(normalise((schema, table), orjson.loads(image)), frozenset())
+                if delta > 0 and forms is not None and not forms.as_it_is((schema, table), image):
+                    row = orjson.loads(image)
+                    normalised = forms.state_row((schema, table), row, image)
+                    # The same object back: nothing restated (the image of `row` is `image`).
+                    compared = image if normalised is row else comparable(normalised, frozenset())
                     if compared != image:
                         restated.append((compared, line))
                         image = compared
@@ -484,7 +500,7 @@ class CheckpointCheck:
                 self._match_ddl(event, ddls, w)
         self._leftovers(w, prev, txns, ddls)
         if states is not None:
-            states.advance(w, self.forms.state_row)
+            states.advance(w, self.forms)
             if self._compare(w, states):
                 self.since.reset(w)
         self.checkpoints.append(w)
@@ -597,7 +613,10 @@ class CheckpointCheck:
             if gone is None or not gone.handle_key:
                 return name, b""
             return name, orjson.dumps([(image or {}).get(c) for c in gone.handle_key])
-        return name, self.truth.key_of(name, self.forms.key_row(name, image or {}))  # a key 1.0 is the key 1
+        values = self.forms.key_values(name, image or {})  # a key 1.0 is the key 1
+        if values is not None:  # the key truth.key_of makes of the key columns
+            return name, orjson.dumps(values)
+        return name, self.truth.key_of(name, self.forms.key_row(name, image or {}))
 
     def _compare(self, w: int, states: _States) -> bool:
         """Compares the tables that changed at checkpoint W; True when they are all right."""

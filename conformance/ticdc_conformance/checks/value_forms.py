@@ -371,7 +371,12 @@ class StateForms:
             hit = self._cache[name] = (schema, forms, exact_key)
         return hit[1], hit[2]
 
-    def state_row(self, name: tuple[str, str], row: dict) -> dict:
+    def state_row(self, name: tuple[str, str], row: dict, image: Optional[bytes] = None) -> dict:
+        """`image`: the row's comparable image (checks/checkpoints.py `comparable`), when known; a
+        row whose image is upstream's under its key is in the compared form already and is given
+        back as it is (the same object)."""
+        if image is not None and self.as_it_is(name, image):
+            return row
         found = self._forms(name)
         if found is None or not found[0].columns:
             return row
@@ -386,8 +391,29 @@ class StateForms:
                 entry = None
         if entry is None:
             return forms.row(row)
+        if image is not None and image == entry[2]:  # every value is upstream's projected value
+            return row
         return forms.row(row, lambda: row_to_json(self.truth.schemas[name], entry[0]), entry[1])
+
+    def as_it_is(self, name: tuple[str, str], image: bytes) -> bool:
+        """Whether `state_row` gives the row of this comparable image back as it is, told without
+        reading it: a table upstream does not hold, one without columns to normalise, or an image
+        upstream holds now in a table whose key values are carried exactly (they lead to an
+        upstream row with this image, so every value is that row's projected value)."""
+        found = self._forms(name)
+        if found is None or not found[0].columns:
+            return True
+        return found[1] and image in self.truth.counts.get(name, ())
 
     def key_row(self, name: tuple[str, str], row: dict) -> dict:
         found = self._forms(name)
         return row if found is None else found[0].key_row(row)
+
+    def key_values(self, name: tuple[str, str], row: dict) -> Optional[list]:
+        """The handle-key values of `key_row(name, row)`, in key order (a missing one None); None
+        for a table without a handle key or one upstream does not hold."""
+        found = self._forms(name)
+        if found is None or not found[0].handle:
+            return None
+        columns = found[0].columns
+        return [columns[c].normalise(row[c]) if c in columns and c in row else row.get(c) for c in found[0].handle]

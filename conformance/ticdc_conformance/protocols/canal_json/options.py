@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ticdc_conformance.protocols.common.compression import codec_option
-from ticdc_conformance.protocols.common.wire import bool_option
+from ticdc_conformance.protocols.common.wire import bool_option, remembers_last
 
 LARGE_MESSAGE_HANDLE_OPTIONS = ("none", "handle-key-only", "claim-check")
 
@@ -33,6 +33,7 @@ def _choice(options: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> 
     return value
 
 
+@remembers_last
 def parse_options(options: Mapping[str, Any] | None) -> CanalJSONOptions:
     options = options or {}
     content_compatible = bool_option(options, "content-compatible", False)

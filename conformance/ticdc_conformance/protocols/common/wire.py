@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import binascii
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Optional, TypeGuard
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeGuard
 
 import orjson
 
@@ -63,6 +63,22 @@ def json_object(data: bytes, what: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise Malformed(f"{what}: must be a JSON object, got {type(obj).__name__}")
     return obj
+
+
+def remembers_last(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`parse` (an options parser) that gives back its last result for the same options mapping
+    still equal to what it held then: the fidelity projections parse the options for every value."""
+    last: list = [None, None, None]  # the mapping, a copy of it, what parse made of it
+
+    def parsed(options):
+        seen, copy, result = last
+        if options is not None and options is seen and options == copy:
+            return result
+        result = parse(options)
+        last[:] = [options, dict(options) if isinstance(options, Mapping) else None, result]
+        return result
+    parsed.__doc__, parsed.__name__, parsed.__wrapped__ = parse.__doc__, parse.__name__, parse
+    return parsed
 
 
 def bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Optional
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ticdc_conformance.protocols.common.compression import codec_option
-from ticdc_conformance.protocols.common.wire import bool_option
+from ticdc_conformance.protocols.common.wire import bool_option, remembers_last
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ def _zone(name: Any) -> tuple[str, tzinfo]:
         raise ValueError(f"unknown time zone {name!r}") from exc
 
 
+@remembers_last
 def parse_options(options: Optional[Mapping[str, Any]]) -> DebeziumOptions:
     options = options or {}
     compression = codec_option(options)

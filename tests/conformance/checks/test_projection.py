@@ -1,0 +1,66 @@
+"""The checkpoint check's shortcuts give what the plain paths give.
+
+- checks/projection.py `row_projection` (resolved once per table version) against
+  `project_truth_row` (resolved per row), over every type of the catalogue and its edge values, in
+  every column of the fidelity matrix;
+- the options parsers that remember their last result (protocols/common/wire.py `remembers_last`)
+  against parsing afresh, also when the mapping changes in place between two calls.
+"""
+from __future__ import annotations
+
+import functools
+
+import orjson
+import pytest
+
+from ticdc_conformance.checks.projection import row_projection
+from ticdc_conformance.fidelity.matrix import COLUMNS, edge_values
+from ticdc_conformance.protocols.canal_json.options import parse_options as canal_options
+from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_conformance.protocols.debezium.options import parse_options as debezium_options
+from ticdc_contract.canonical import value_to_json
+from ticdc_contract.model import Column, Index, TableSchema
+from ticdc_contract.type_catalogue import all_types_matrix
+
+TYPES = all_types_matrix()
+
+
+@functools.cache
+def _edges(table: TableSchema) -> dict[str, list]:
+    """Every column's edge values as the truth files hold them (made once: they take a while)."""
+    return {c.name: [value_to_json(c.type, v) for v in edge_values(c.type)] for c in table.columns[1:]}
+
+
+@functools.cache
+def _table() -> TableSchema:
+    columns = [Column("id", next(t for t in TYPES if t.is_integer), False)]
+    columns += [Column(f"c{i}", t, True) for i, t in enumerate(TYPES)]
+    return TableSchema("s", "t", 1, tuple(columns), (Index("PRIMARY", ("id",), primary=True, unique=True),), 1)
+
+
+@pytest.mark.parametrize("matrix_column", COLUMNS, ids=lambda c: c.name)
+def test_row_projection_is_project_truth_row(matrix_column) -> None:
+    table = _table()
+    options = matrix_column.options()
+    project = row_projection(table, matrix_column.protocol, options)
+    edges = _edges(table)
+    for i in range(min(24, max(len(v) for v in edges.values()))):  # the first edges of every type
+        row = {"id": i, **{name: values[i % len(values)] for name, values in edges.items()}}
+        want = project_truth_row(table, row, matrix_column.protocol, options)
+        got = project(row)
+        assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(want, option=orjson.OPT_SORT_KEYS)
+        assert list(got) == list(want)  # and in the same column order
+
+
+@pytest.mark.parametrize("parse", [canal_options, debezium_options], ids=["canal-json", "debezium"])
+def test_remembered_options_follow_the_mapping(parse) -> None:
+    options = {"enable-tidb-extension": True, "output-old-value": True}
+    first = parse(options)
+    assert parse(options) is first  # the same mapping, unchanged: the last result
+    assert parse(dict(options)) == first  # an equal mapping parses to an equal result
+    options["enable-tidb-extension"] = False  # changed in place: parsed again
+    assert parse(options) == parse.__wrapped__(options) != first
+    assert parse(None) == parse.__wrapped__(None)
+    with pytest.raises(ValueError):
+        parse({"enable-tidb-extension": "maybe"})
+    assert parse(options) == parse.__wrapped__(options)  # a refused mapping leaves nothing behind
