@@ -221,6 +221,9 @@ class _States:
 
     def __init__(self, states_dir: Path, db_path: Path, hidden: dict[Name, frozenset[str]]) -> None:
         self.db = sqlite3.connect(db_path)
+        # A scratch file read back within this check only: no journal, no waiting for the disk.
+        self.db.execute("PRAGMA journal_mode = OFF")
+        self.db.execute("PRAGMA synchronous = OFF")
         self.db.execute("CREATE TABLE lines (tbl_schema TEXT, tbl TEXT, frm INTEGER, upto INTEGER, image BLOB)")
         for path in sorted(states_dir.glob("*.ndjson")):
             name = _table_of(path)
