@@ -53,24 +53,38 @@ def nearest_baseline(baseline: Optional[dict] = None) -> Callable[[str, int], Op
 
 
 def run_pipeline(work: Path, variant: str, events: int, seed: int, master: str, cluster_url: Optional[str],
-                 driver_memory: Optional[str]) -> PipelineFigures:
+                 driver_memory: Optional[str], echo=print) -> PipelineFigures:
+    """Every step over one input; a line as each ends (a 10M run takes hours), the table after."""
     folder = work / "pipeline" / f"{variant}-{events}"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     load_before = os.getloadavg()[0]
+
+    def done(step: str, seconds: float) -> None:
+        echo(f"    {variant} {events:,}: {step} done in {seconds:.1f} s (load average {os.getloadavg()[0]:.1f})")
+
     case = folder / "case"
     gen = generate_step(SCENARIO, variant, seed, events, case)
+    done("generate", gen.seconds)
     manifest = json.loads((case / "manifest.json").read_text())
     inputs = Inputs(variant, case, manifest, gen.seconds, reused=False)
     decoder = measure_decode(inputs)
+    done("decoder alone", decoder.decoder_wall)
     local = consume_local_step(case, folder / "local", manifest)
+    done("consume --engine local", local.seconds)
     spark = run_consume(inputs, folder / "spark", master, driver_memory, floor=True)
-    cluster = (run_consume(inputs, folder / "cluster", cluster_url, driver_memory, floor=False)
-               if cluster_url else None)
+    done(f"consume Spark {master} and its floor", spark.consume_seconds)
+    cluster = None
+    if cluster_url:
+        cluster = run_consume(inputs, folder / "cluster", cluster_url, driver_memory, floor=False)
+        done("consume Spark standalone cluster", cluster.consume_seconds)
     outputs = {"local": folder / "local", "spark": folder / "spark"} | ({"cluster": folder / "cluster"} if cluster
                                                                         else {})
-    checks = {engine: check_step(case, out, engine, manifest) for engine, out in outputs.items()}
+    checks = {}
+    for engine, out in outputs.items():
+        checks[engine] = check_step(case, out, engine, manifest)
+        done(f"check of the {engine} output", checks[engine][0].seconds)
     local_digest = output_digest(outputs["local"])
     same = {engine: output_digest(out) == local_digest for engine, out in outputs.items() if engine != "local"}
     return PipelineFigures(variant, manifest["events"], manifest["records"], gen, decoder, local, spark, checks, same,
@@ -101,7 +115,7 @@ def bench_pipeline(work: Path, variants: list[str], sizes: list[int], master: st
         for variant in variants:
             runs = results.setdefault(variant, [])
             for n in sizes:
-                p = run_pipeline(work, variant, n, seed, master, url, driver_memory)
+                p = run_pipeline(work, variant, n, seed, master, url, driver_memory, echo)
                 runs.append(p)
                 judged += render(p, find, echo)
             if len(runs) > 1:
