@@ -1,0 +1,210 @@
+"""The encoders' fast paths write exactly the bytes of their reference paths.
+
+Each fast path (Canal-JSON's generated row code, Debezium's orjson rows, the orjson leaves, the
+str.translate escaping, Open Protocol's one-pass Quote, the float64 text from repr, record files
+from buffers) is compared with the slower code it stands for, over the `types` scenario's rows
+(every type's edge values and NULLs) or over random input.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import random
+import re
+import struct
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+
+from ticdc_contract.model import Op, Transaction
+from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import RecordFileWriter, records_to_table
+from ticdc_generators.pipeline import config_for
+from ticdc_generators.protocols.canal_json.message import CanalJSONOptions, dml_value
+from ticdc_generators.protocols.canal_json.rowcode import DMLWriter
+from ticdc_generators.protocols.debezium.columns import table_view
+from ticdc_generators.protocols.debezium.encoder import DebeziumOptions
+from ticdc_generators.protocols.debezium.message import RowEnvelope
+from ticdc_generators.protocols.golang import codegen, floats, json_text
+from ticdc_generators.protocols.open_protocol import goquote
+from ticdc_generators.scenarios import get_scenario
+from ticdc_generators.simulator import cdc_visible
+
+DIALECTS = (json_text.JSONITER, json_text.ENCODING_JSON, json_text.EASYJSON)
+
+
+def _small(change) -> bool:
+    # the types scenario's megabyte values test escaping speed, not the fast paths: left out
+    return all(len(v) <= 4096 for image in (change.before, change.after) if image
+               for v in image.values() if isinstance(v, (str, bytes)))
+
+
+@functools.lru_cache(maxsize=None)
+def _changes(scenario: str = "types") -> list:
+    out = []
+    for event in get_scenario(scenario).history(1, None):
+        if isinstance(event, Transaction):
+            out.extend((cdc_visible(ch), event.commit_ts, event.start_ts) for ch in event.changes if _small(ch))
+    return out
+
+
+@pytest.mark.parametrize("overrides", [{}, {"enable_tidb_extension": True, "version_profile": "tiflow"}])
+@pytest.mark.parametrize("scenario", ["types", "keys", "ddl-evolution"])
+def test_canal_json_row_code_writes_dml_value_bytes(scenario, overrides):
+    opts = CanalJSONOptions.from_sink_config(config_for(scenario, "canal-json", **overrides))
+    writer = DMLWriter(opts.enable_tidb_extension, opts.content_compatible, opts.tiflow)
+    for change, commit_ts, _ in _changes(scenario):
+        for selected in (None, frozenset(c.name for c in change.table.columns[::2])):
+            fast = writer.value(change, commit_ts, selected)
+            if fast is not None:
+                assert fast == dml_value(change, commit_ts, opts, selected=selected), change
+
+
+@pytest.mark.parametrize("overrides", [{}, {"debezium_disable_schema": True, "version_profile": "tiflow"},
+                                       {"time_zone": "Asia/Shanghai", "debezium_include_start_ts": True,
+                                        "output_old_value": False, "enable_tidb_extension": False}])
+@pytest.mark.parametrize("scenario", ["types", "keys", "ddl-evolution"])
+def test_debezium_orjson_rows_write_the_reference_bytes(scenario, overrides):
+    options = DebeziumOptions.from_sink_config(config_for(scenario, "debezium", **overrides))
+    envelopes: dict = {}
+    for change, commit_ts, start_ts in _changes(scenario):
+        t = change.table
+        if id(t) not in envelopes:
+            fast = RowEnvelope(table_view(t, options.time_zone), options.envelope())
+            reference = RowEnvelope(table_view(t, options.time_zone), options.envelope())
+            reference._fast = None
+            envelopes[id(t)] = (t, fast, reference)
+        _, fast, reference = envelopes[id(t)]
+        for env in (fast, reference):
+            try:
+                result = (env.key(change), env.value(change, commit_ts, start_ts))
+            except Exception as e:  # a row TiCDC cannot encode fails alike on both paths
+                result = (type(e), str(e))
+            if env is fast:
+                got = result
+        assert got == result, change
+
+
+def test_the_scenarios_give_the_fast_paths_rows_to_write():
+    assert {ch.op for ch, _, _ in _changes()} == {Op.INSERT, Op.UPDATE, Op.DELETE}
+
+
+_POOL = [chr(i) for i in range(0x30)] + list("<>&\u2028\u2029\ud800\udc80\udcff\udfff é中😀a\x7f\\\"")
+
+
+def _texts(n: int, seed: int = 1):
+    rng = random.Random(seed)
+    for _ in range(n):
+        yield "".join(rng.choice(_POOL) for _ in range(rng.randint(0, 10)))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=["jsoniter", "encoding-json", "easyjson"])
+def test_translate_escaping_equals_the_per_match_substitution(dialect):
+    special = '\\x00-\\x1f"\\\\' + ("<>&\u2028\u2029" if dialect.escape_html else "") + \
+        ("\ud800-\udfff" if dialect.replace_invalid else "")
+    substitute = functools.partial(re.compile(f"[{special}]").sub, functools.partial(json_text._escape, dialect))
+    escape = json_text._escaper(dialect)
+    for s in _texts(5000):
+        assert escape(s) == substitute(s), repr(s)
+    every_byte = bytes(range(256)).decode("latin-1")
+    assert escape(every_byte) == substitute(every_byte)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=["jsoniter", "encoding-json", "easyjson"])
+def test_orjson_leaves_write_what_the_go_writer_writes(dialect):
+    leaf, safe = json_text.orjson_leaf(dialect), json_text.safe_for_orjson(dialect)
+    values = [2**63, -(2**63) - 1, 2**64, 2**64 - 1, -(2**63), 1.5, 1e21, 1e-7, True, None, b"\xff\x00<",
+              json_text.F32(0.1), json_text.B64(b"\x00\xff"), json_text.Raw(b'{"x":1}'), [1, "<"], {"a<": "&"}]
+    for v in values + list(_texts(2000, seed=2)):
+        try:
+            expected = json_text.dumps(v, dialect)
+        except (UnicodeEncodeError, TypeError) as e:  # the reference refuses it: so does the leaf
+            with pytest.raises(type(e)):
+                leaf(v)
+            continue
+        assert orjson.dumps(leaf(v)) == expected, repr(v)
+        if type(v) is str and safe(v):
+            assert orjson.dumps({v: 1}) == json_text.dumps({v: 1}, dialect), repr(v)
+
+
+def _quote_rune_by_rune(data: bytes) -> str:
+    """strconv.Quote's body one rune at a time (the loop go_quote_body keeps for decoded runes)."""
+    out: list[str] = []
+    i = 0
+    while i < len(data):
+        b = data[i]
+        if b < 0x80:
+            goquote._escape_rune(b, out)
+            i += 1
+            continue
+        width, rune = goquote._utf8_length(b), None
+        if width and i + width <= len(data):
+            try:
+                rune = ord(data[i:i + width].decode("utf-8"))
+            except UnicodeDecodeError:
+                rune = None
+        if rune is None:
+            out.append(f"\\x{b:02x}")
+            i += 1
+        else:
+            goquote._escape_rune(rune, out)
+            i += width
+    return "".join(out)
+
+
+def test_open_protocol_quote_by_translation_equals_the_rune_loop():
+    rng = random.Random(3)
+    pieces = [bytes([b]) for b in range(256)] + [s.encode() for s in ("é", "中", "😀", "\u00ad")] + \
+        [b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe0\x80", b"\xe2\x82", b"\xf0\x9f\x98"]
+    for i in range(5000):
+        data = rng.randbytes(rng.randint(0, 64)) if i % 2 else \
+            b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert goquote.go_quote_body(data) == _quote_rune_by_rune(data), data
+
+
+def test_float64_text_from_repr_equals_the_digit_layout():
+    rng = random.Random(4)
+    cases = [1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, 1.0, -1.0, 0.1, 123.0, -0.0, 0.0, 5e-324]
+    for i in range(10000):
+        kind = i % 3
+        if kind == 0:
+            x = struct.unpack("<d", rng.randbytes(8))[0]
+        elif kind == 1:
+            x = rng.uniform(-1, 1) * 10 ** rng.randint(-6, 18)
+        else:
+            x = float(f"{rng.randint(-10**13, 10**13)}.{rng.randint(0, 9999):04d}")
+        cases.append(x)
+    for x in cases:
+        if math.isnan(x) or math.isinf(x):
+            continue
+        for short in (False, True):
+            assert floats.json_float64(x, short) == floats._json_float(x, 64, short), x
+        assert floats.format_float64(x) == floats._format_f(x, 64), x
+
+
+def test_generated_code_holds_only_declared_constants_and_reaches_no_builtins():
+    source = "def f(row):\n    return K0 + row.get(N0)\n"
+    f = codegen.compile_function(source, "f", {"K0": '"a":', "N0": "x"})
+    assert f({"x": "1"}) == '"a":1'
+    with pytest.raises(codegen.GeneratedCodeError, match="undeclared constant"):
+        codegen.compile_function("def g(row):\n    return 'name' + row\n", "g", {})
+    with pytest.raises(codegen.GeneratedCodeError, match="attribute"):
+        codegen.compile_function("def h(row):\n    return row.__class__\n", "h", {})
+    leaky = codegen.compile_function("def k(row):\n    return open(row)\n", "k", {})
+    with pytest.raises(NameError):
+        leaky("/etc/passwd")
+
+
+def test_record_files_from_buffers_equal_pyarrows_list_conversion(tmp_path):
+    records = [KafkaRecord("t-é", 1, i, None if i % 3 == 0 else b"k%d" % i, b"v" * (i % 50) if i % 5 else None,
+                           1_700_000_000_000 + i, (("a", b"x"), ("b", None)) if i % 4 == 0 else ())
+               for i in range(9000)]
+    with RecordFileWriter(tmp_path / "new") as writer:
+        writer.write_all(records)
+    old = pq.ParquetWriter(tmp_path / "old.parquet", records_to_table(records[:1]).schema, compression="zstd")
+    for i in range(0, len(records), 8192):
+        old.write_table(records_to_table(records[i:i + 8192]))
+    old.close()
+    assert Path(tmp_path / "new" / "t-é-1.parquet").read_bytes() == (tmp_path / "old.parquet").read_bytes()
