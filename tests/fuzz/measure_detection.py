@@ -21,10 +21,12 @@ from ticdc_conformance.fuzz import PROFILES, Progress, fuzz_encoding
 from .broken import BROKEN
 
 
-def measure(seeds: list[int], seconds: float, out: Path, only: list[str], save: Path | None = None,
-            shrink: float = 30.0) -> list[dict]:
-    """One fuzz run per consumer and seed; the first seed's shrunk cases are saved under `save`."""
-    budget = replace(PROFILES["ci"], seconds=seconds, shrink_seconds=shrink)
+def measure(seeds: list[int], seconds: float | None, out: Path, only: list[str], save: Path | None = None,
+            shrink: float = 30.0, examples: int | None = None) -> list[dict]:
+    """One fuzz run per consumer and seed; the first seed's shrunk cases are saved under `save`.
+    `examples` counts the budget instead of timing it: the draw does not depend on the machine's
+    load, so the examples it takes to find a bug are the same anywhere."""
+    budget = replace(PROFILES["ci"], seconds=None if examples else seconds, examples=examples, shrink_seconds=shrink)
     rows = []
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "a") as log, tempfile.TemporaryDirectory(prefix="ticdc-fuzz-measure-") as tmp:
@@ -74,11 +76,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--seconds", type=float, default=PROFILES["ci"].seconds)
+    ap.add_argument("--examples", type=int, default=None, help="a count budget instead of --seconds")
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--out", type=Path, default=Path("reports/fuzz/detection.ndjson"))
     ap.add_argument("--save", type=Path, default=None, help="save the first seed's shrunk cases here")
     a = ap.parse_args()
-    print(table(measure(a.seeds, a.seconds, a.out, a.only, a.save)))
+    print(table(measure(a.seeds, a.seconds, a.out, a.only, a.save, examples=a.examples)))
 
 
 if __name__ == "__main__":

@@ -25,18 +25,7 @@ def _quiet() -> Progress:
     return Progress(io.StringIO(), terminal=False)
 
 
-# drops_resends is drawn too rarely for a fixed budget to find it every time: in 600 examples one seed
-# in three finds it, and the same seed found it at example 337 from the command line but not in this
-# test (and seed 1 found it in one CI run, not in the next), so the search is not reproducible from
-# its seed alone yet. Expected to fail, not strict, until the draw makes two tables' rows in one
-# partition likelier and the search is deterministic (docs/fuzz.md, "Detection").
-RARE = {"drops_resends"}
-
-
-@pytest.mark.parametrize("broken", [pytest.param(b, marks=[pytest.mark.xfail(
-    reason="drawn too rarely to be found within 600 examples every time; the search is not yet "
-           "reproducible from its seed (docs/fuzz.md, Detection)", strict=False)] if b.name in RARE else [])
-    for b in BROKEN], ids=lambda b: b.name)
+@pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
 def test_fuzz_finds_and_shrinks(broken, tmp_path):
     budget = replace(BUDGET, examples=broken.examples)
     report = fuzz_encoding(adapter_for(broken.spec), broken.encoding, budget, tmp_path / "work", seed=broken.seed,
