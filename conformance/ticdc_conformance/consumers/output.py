@@ -57,6 +57,13 @@ def final_file_name(schema: str, table: str) -> str:
     return f"{schema}.{table}.ndjson"
 
 
+def _utf8(text: Any) -> bytes:
+    """An image's JSON text as bytes ("null" for none)."""
+    if not text:
+        return b"null"
+    return text if isinstance(text, bytes) else text.encode()
+
+
 def parse_columns(text: Optional[str]) -> list[str]:
     return orjson.loads(text) if text else []
 
@@ -105,29 +112,37 @@ class AppliedLog:
         self._f: IO[bytes] = open(out / "applied.ndjson", "wb")
         self._pq = _ParquetStream(out / "applied.parquet", APPLIED_SCHEMA)
         self.seq = 0
-        self._heads: dict[tuple[str, str, str], str] = {}  # (schema, table, op) -> a txn row's JSON up to "before"
+        self._heads: dict[tuple[str, str, str], bytes] = {}  # (schema, table, op) -> a txn row's JSON up to "before"
 
-    def _head(self, schema: str, table: str, op: str) -> str:
+    def _head(self, schema: str, table: str, op: str) -> bytes:
         head = self._heads[(schema, table, op)] = orjson.dumps(
-            {"schema": schema, "table": table, "op": op, "before": None}).decode()[:-len("null}")]
+            {"schema": schema, "table": table, "op": op, "before": None})[:-len(b"null}")]
         return head
 
     def txn(self, commit_ts: Optional[int], rows: list[dict]) -> None:
         """`rows`: decoded row events (schema, table, op, before/after as canonical JSON text).
         The line is what orjson.dumps writes of {"kind": "txn", "commit_ts": T, "rows": [{"schema", "table",
-        "op", "before", "after"}, ...]} with the images as they are, joined from their texts and
-        encoded once (orjson writes UTF-8 and escapes no other character than str.encode would)."""
+        "op", "before", "after"}, ...]} with the images as they are, joined from their texts' UTF-8
+        bytes (orjson writes UTF-8 and escapes nothing else): the bytes the sequential consumer's
+        events carry beside their texts (decode_stage.ROW_KEYS), else the texts encoded."""
         parts = []
         table_rows = []
         seq = self.seq
         heads = self._heads
         for r in rows:
             schema, table, op, before, after = r["schema"], r["table"], r["op"], r["before"], r["after"]
-            head = heads.get((schema, table, op)) or self._head(schema, table, op)
-            parts.append(f'{head}{before or "null"},"after":{after or "null"}}}')
-            table_rows.append((seq, "txn", commit_ts, schema, table, op, before, after, None))
-        ts = "null" if commit_ts is None else orjson.dumps(commit_ts).decode()
-        self._f.write(f'{{"kind":"txn","commit_ts":{ts},"rows":[{",".join(parts)}]}}\n'.encode())
+            k = r.get("_keys")
+            if k is not None and k[0] is after and k[1] is before:
+                before_json, after_json = k[11] or b"null", k[10] or b"null"
+            else:
+                before_json, after_json = _utf8(before), _utf8(after)
+            parts.append(b"".join((heads.get((schema, table, op)) or self._head(schema, table, op), before_json,
+                                   b',"after":', after_json, b"}")))
+            # Arrow takes the UTF-8 bytes for a string column as it takes the text.
+            table_rows.append((seq, "txn", commit_ts, schema, table, op, before_json if before else before,
+                               after_json if after else after, None))
+        ts = b"null" if commit_ts is None else orjson.dumps(commit_ts)
+        self._f.write(b'{"kind":"txn","commit_ts":%s,"rows":[%s]}\n' % (ts, b",".join(parts)))
         self._pq.extend(table_rows)
         self.seq += 1
 
@@ -158,23 +173,29 @@ class StatesWriter:
         self._started: set[tuple[str, str]] = set()
         self._pq = _ParquetStream(out / "states.parquet", STATES_SCHEMA)
         self.lines = 0
+        self._last: Optional[tuple[tuple[str, str], IO[bytes]]] = None  # the file written last (the LRU's end)
 
     def _file(self, name: tuple[str, str]) -> IO[bytes]:
+        last = self._last
+        if last is not None and last[0] == name:
+            return last[1]
         f = self._files.get(name)
         if f is not None:
             self._files.move_to_end(name)
+            self._last = (name, f)
             return f
         if len(self._files) >= MAX_OPEN_STATE_FILES:
             self._files.popitem(last=False)[1].close()
         f = open(self.dir / final_file_name(*name), "ab" if name in self._started else "wb")
         self._started.add(name)
         self._files[name] = f
+        self._last = (name, f)
         return f
 
     def __call__(self, name: tuple[str, str], since: int, to: Optional[int], row: bytes, copies: int) -> None:
         line = b'{"from":%d,"to":%s,"row":%s}\n' % (since, b"null" if to is None else b"%d" % to, row)
         f = self._file(name)
-        version = (name[0], name[1], since, to, row.decode())
+        version = (name[0], name[1], since, to, row)  # Arrow reads the UTF-8 bytes as it reads the text
         if copies == 1:
             f.write(line)
             self._pq.add(version)
@@ -188,6 +209,7 @@ class StatesWriter:
         for f in self._files.values():
             f.close()
         self._files.clear()
+        self._last = None
         self._pq.close()
 
 

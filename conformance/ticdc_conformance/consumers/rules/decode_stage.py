@@ -129,9 +129,11 @@ def event_row(record: KafkaRecord, seq: int, ev: DecodedEvent) -> dict[str, Any]
 # `after`, `before` and `key_columns` are still these very texts, else it parses them:
 # (after text, before text, key_columns text, after, before, key columns, image-keyed,
 #  the key of `after` (of `before` for a delete) as ConsumerTables.key_of gives it, its order token,
-#  the key of the image a delete or update removes).
+#  the key of the image a delete or update removes, the after and before texts as UTF-8 bytes).
+# The bytes spare the writers encoding the texts again: images often hold non-ASCII text, which
+# str.encode and Arrow transcode character by character.
 ROW_KEYS = ("after_text", "before_text", "key_columns_text", "after", "before", "key_columns", "image_keyed",
-            "key", "order", "removed_key")
+            "key", "order", "removed_key", "after_json", "before_json")
 
 
 KEY_ORDER_CACHE = 1 << 16  # keys whose order token is kept; a table's working set repeats its keys
@@ -214,8 +216,10 @@ class PartitionDecoders:
                 removed_key = dumps(old)
                 if all(c in before for c in key_columns):
                     old_key, old_key_order = removed_key.decode(), key_order_token(old)
-        after_text = dumps(after).decode() if after is not None else None
-        before_text = dumps(before).decode() if before is not None else None
+        after_json = dumps(after) if after is not None else None
+        before_json = dumps(before) if before is not None else None
+        after_text = after_json.decode() if after_json is not None else None
+        before_text = before_json.decode() if before_json is not None else None
         key_columns_text = self._text(named)
         return {
             "topic": record.topic, "partition": record.partition, "offset": record.offset, "seq": seq,
@@ -224,7 +228,7 @@ class PartitionDecoders:
             "old_key_order": old_key_order, "after": after_text, "before": before_text,
             "columns": self._text(ev.columns or tuple(image)), "query": None, "record_ts": None, "error": None,
             "_keys": (after_text, before_text, key_columns_text, after, before, key_columns, not named, key, order,
-                      removed_key) if exact else None,
+                      removed_key, after_json, before_json) if exact else None,
         }
 
     def _error_rows(self, record: KafkaRecord, e: DecodeError) -> list[dict[str, Any]]:

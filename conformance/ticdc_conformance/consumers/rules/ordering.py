@@ -69,7 +69,7 @@ class DMLBuffer:
             group.out_of_order = True
             self.new_epoch(tp)  # a commit ts going back within one table is a re-send
         epoch = self.epochs.get(tp, 0)
-        ident = row_identity(ev)
+        ident = (ev["schema"], ev["table"], ts, ev["op"], ev["before"], ev["after"])  # row_identity(ev)
         seen = self.index.get(ident)
         if seen is not None:
             if not is_image_keyed(ev) or (seen[0], seen[1]) != (tp, epoch):
@@ -97,8 +97,8 @@ class DMLBuffer:
             ready.extend(group.events[:n])
             del group.events[:n]
         index = self.index
-        for _, _, ev in ready:
-            ident = row_identity(ev)
+        for ts, _, ev in ready:
+            ident = (ev["schema"], ev["table"], ts, ev["op"], ev["before"], ev["after"])  # row_identity(ev)
             seen = index.get(ident)
             if seen is not None:
                 seen[2] -= 1

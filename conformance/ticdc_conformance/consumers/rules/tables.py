@@ -40,13 +40,16 @@ from ticdc_contract.canonical import key_order_token
 
 class Entry:
     """One row (or, in a key-less table, one distinct row image and how often it is there)."""
-    __slots__ = ("order", "image", "count", "home", "line", "line_name", "line_count", "since", "dirty", "key")
+    __slots__ = ("order", "image", "count", "home", "line", "line_name", "line_count", "since", "dirty", "key",
+                 "json")
 
-    def __init__(self, order: str, image: dict, home: "TableRows", key: Optional[bytes] = None) -> None:
+    def __init__(self, order: str, image: dict, home: "TableRows", key: Optional[bytes] = None,
+                 json: Optional[bytes] = None) -> None:
         self.order, self.image, self.count, self.home = order, image, 1, home
         # The key it was placed under in `home.rows` (None: to be computed from the image, which a
         # DDL changed since).
         self.key = key
+        self.json = json  # orjson.dumps(image) when known (the event's text), else None
         self.line: Optional[bytes] = None  # the state line open in the output, None: none yet
         self.line_name: Optional[Name] = None
         self.line_count = 0
@@ -161,9 +164,14 @@ class ConsumerTables:
         the ones they were made from, else from its texts."""
         decoded = []
         loads = orjson.loads
+        rows, metas = self.rows, self.metas
         for ev in events:
             columns = ev["columns"]
-            tr = self.table((ev["schema"], ev["table"]), self._names(columns) if columns else None)
+            columns = self._names(columns) if columns else None
+            name = (ev["schema"], ev["table"])
+            tr, meta = rows.get(name), metas.get(name)
+            if tr is None or meta is None or columns and columns != meta.columns:  # else table() changes nothing
+                tr = self.table(name, columns)
             k = ev.get("_keys")
             if k is not None and k[0] is ev["after"] and k[1] is ev["before"] and k[2] is ev.get("key_columns"):
                 after, before, key_columns, image_keyed = k[3:7]
@@ -186,7 +194,7 @@ class ConsumerTables:
         for tr, op, before, after, k in decoded:
             if op != "delete" and after is not None:
                 if k is not None and tr.key_columns == k[5]:
-                    self._put(tr, after, k[7], k[8])
+                    self._put(tr, after, k[7], k[8], k[10])
                 else:
                     self._put(tr, after, *tr.key_of(after))
 
@@ -200,14 +208,14 @@ class ConsumerTables:
             return
         self._drop(tr, key, e)
 
-    def _put(self, tr: TableRows, image: dict, key: bytes, order: str) -> None:
+    def _put(self, tr: TableRows, image: dict, key: bytes, order: str, json: Optional[bytes] = None) -> None:
         e = tr.rows.get(key)
         if e is None:
-            e = tr.rows[key] = Entry(order, image, tr, key)
+            e = tr.rows[key] = Entry(order, image, tr, key, json)
         elif tr.image_keyed:
             e.count += 1
         else:
-            e.image = image  # an upsert: TiCDC's consumer writes with REPLACE semantics too
+            e.image, e.json = image, json  # an upsert: TiCDC's consumer writes with REPLACE semantics too
         self._touch(e)
 
     # --- DDL -----------------------------------------------------------------------------------
@@ -226,7 +234,7 @@ class ConsumerTables:
                     del tr.rows[key]
                     moves.append((tr, e, fate[0], fate[1]))
                 elif fate[1] is not e.image:
-                    e.image, e.key = fate[1], None
+                    e.image, e.key, e.json = fate[1], None, None
                     self._touch(e)
         self._reshape_containers(effect)
         apply_to_metas(effect, self.metas)
@@ -237,7 +245,8 @@ class ConsumerTables:
                 self.metas.setdefault(dest_name, TableMeta(list(self.metas.get(src.name, TableMeta()).columns)))
             elif dest.key_columns is None:
                 dest.key_columns, dest.image_keyed = src.key_columns, src.image_keyed
-            e.image = image
+            if image is not e.image:
+                e.image, e.json = image, None
             self._place(dest, e)
         if isinstance(effect, (AddColumn, DropColumn, RenameColumn)) and effect.name in self.rows:
             self._touch_all(self.rows[effect.name])  # every line's columns changed
@@ -258,7 +267,7 @@ class ConsumerTables:
     def _line(self, e: Entry) -> bytes:
         meta = self.metas.get(e.home.name)
         if meta is None or list(e.image) == meta.columns:  # the image is the line's object as it is
-            return orjson.dumps(e.image)
+            return e.json if e.json is not None else orjson.dumps(e.image)
         return row_json(e.image, meta.columns)
 
     def checkpoint(self, ts: int, sink: StateSink) -> None:

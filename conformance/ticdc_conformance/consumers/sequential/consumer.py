@@ -95,7 +95,9 @@ class LocalConsumer:
     # --- input -------------------------------------------------------------------------------
     def feed(self, record: KafkaRecord) -> None:
         tp = (record.topic, record.partition)
-        self.watermarks.know(tp)
+        watermarks = self.watermarks
+        if tp not in watermarks.marks:
+            watermarks.know(tp)
         for ev in self.decoders.events(record):
             self.arrival += 1
             kind = ev["kind"]
@@ -109,7 +111,9 @@ class LocalConsumer:
                 self.on_ddl(ev)
             elif kind == "bootstrap":
                 self.tables.table((ev["schema"], ev["table"]), parse_columns(ev["columns"]))
-        self.watermarks.hold(tp, self.decoders.decoders[tp].held_count > 0)
+        held = self.decoders.decoders[tp].held_count > 0
+        if held or tp in watermarks.frozen:
+            watermarks.hold(tp, held)
         self.advance()
 
     def on_watermark(self, tp: tuple[str, int], offset: int, ts: int) -> None:
