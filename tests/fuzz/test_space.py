@@ -106,3 +106,28 @@ def test_failovers_are_drawn_for_keyed_histories_only():
     with pytest.raises(NoSuchExample, match="No examples found"):
         find(sink_configs("open-protocol", keyless=True), lambda c: not c.output_old_value)
     assert not find(sink_configs("open-protocol", keyless=False), lambda c: not c.output_old_value).output_old_value
+
+
+def test_many_table_histories_write_rows_of_several_tables_between_ddl():
+    """What drops_resends (ticdc#4051) needs: rows of two tables in two transactions with no DDL
+    between them; many_table_histories starts with two or three tables, so one of its first draws
+    has it."""
+    from hypothesis import find
+
+    from ticdc_conformance.fuzz.space import many_table_histories
+    from ticdc_contract.model import DDL, Transaction
+
+    def two_tables_in_a_window(history) -> bool:
+        seen: set = set()
+        for e in history:
+            if isinstance(e, DDL):
+                seen = set()
+            elif isinstance(e, Transaction):
+                seen |= {(c.table.schema, c.table.table) for c in e.changes}
+                if len(seen) > 1:
+                    return True
+        return False
+
+    history = find(many_table_histories("canal-json"), two_tables_in_a_window,
+                   settings=settings(max_examples=50, database=None, suppress_health_check=list(HealthCheck)))
+    assert sum(isinstance(e, Transaction) for e in history) >= 2
