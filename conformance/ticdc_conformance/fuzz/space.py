@@ -18,9 +18,8 @@ from ticdc_conformance.delivery import MERGES, Schedule
 from ticdc_contract.model import DDL, HistoryEvent, Transaction
 from ticdc_generators.pipeline import DEFAULT_MATRIX
 from ticdc_generators.sink.config import DispatchRule, SinkConfig
-from ticdc_generators.strategies import DDL_KINDS, Driver, histories
+from ticdc_generators.strategies import DDL_KINDS, Driver, Upstream, histories
 from ticdc_generators.strategies.ops import DEFAULT_START_MS
-from ticdc_generators.upstream import Upstream
 
 TOPIC = "ticdc-fuzz"
 RESTART_KINDS = ("mixed", "stop", "crash")  # mixed (the default) first

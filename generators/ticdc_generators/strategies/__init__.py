@@ -13,9 +13,10 @@ Small builders compose into bigger ones, as Hypothesis's own strategies do:
     histories()                a whole upstream history (DDL and transactions in commit order)
     UpstreamMachine            the stateful model (machine.py)
 
-Every history comes from driving `ticdc_generators.upstream.Upstream`, so it is one TiDB
-accepts; `check_history` judges any history independently. Settings profiles: profiles.py.
+Every history comes from driving `ticdc_generators.upstream.Upstream` (exported here: `transactions`
+and `Driver` take one), so it is one TiDB accepts; `check_history` judges any history independently. Settings profiles: profiles.py.
 """
+from ..upstream import Upstream
 from .checks import HistoryError, check_history, check_row
 from .histories import histories, transactions
 from .ops import DDL_KINDS, STATEMENT_KINDS, Driver
@@ -41,5 +42,6 @@ __all__ = [
     "ALL_SHAPES", "DDL_KINDS", "Driver", "HistoryError", "KeyShape", "STATEMENT_KINDS", "TableSpec",
     "binary_types", "bit_types", "check_history", "check_row", "columns", "decimal_types", "enum_types",
     "float_types", "histories", "integer_types", "json_types", "key_types", "rows", "set_types", "string_types",
-    "table_schemas", "table_specs", "temporal_types", "tidb_types", "transactions", "values", "year_types",
+    "table_schemas", "table_specs", "temporal_types", "tidb_types", "transactions", "Upstream", "values",
+    "year_types",
 ]
