@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -78,7 +78,7 @@ def search_settings(database: Optional[Path], replay_database: bool) -> settings
     )
 
 
-def run_search(probe: Callable[[object], None], strategy: SearchStrategy, seed: int, *,
+def run_search(probe: Callable[[Any], None], strategy: SearchStrategy, seed: int, *,
                database: Optional[Path] = None, database_key: Optional[bytes] = None,
                replay_database: bool = False) -> None:
     """Runs `probe` on the examples `strategy` draws from `seed` until the probe raises: an
