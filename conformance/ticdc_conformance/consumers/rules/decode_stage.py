@@ -127,7 +127,8 @@ def event_row(record: KafkaRecord, seq: int, ev: DecodedEvent) -> dict[str, Any]
 # the event is built, as a tuple under the event's `_keys` (a tuple is built several times faster
 # than an object). consumers/rules/tables.py ConsumerTables.apply_txn uses it while the event's
 # `after`, `before` and `key_columns` are still these very texts, else it parses them:
-# (after text, before text, key_columns text, after, before, key columns, image-keyed,
+# (after text, before text, key_columns text, after, None (the before image is not kept while the
+#  event waits: the tables need only its key, below), key columns, image-keyed,
 #  the key of `after` (of `before` for a delete) as ConsumerTables.key_of gives it, its order token,
 #  the key of the image a delete or update removes, the after and before texts as UTF-8 bytes).
 # The bytes spare the writers encoding the texts again: images often hold non-ASCII text, which
@@ -227,7 +228,7 @@ class PartitionDecoders:
             "key": key.decode(), "key_columns": key_columns_text, "key_order": order, "old_key": old_key,
             "old_key_order": old_key_order, "after": after_text, "before": before_text,
             "columns": self._text(ev.columns or tuple(image)), "query": None, "record_ts": None, "error": None,
-            "_keys": (after_text, before_text, key_columns_text, after, before, key_columns, not named, key, order,
+            "_keys": (after_text, before_text, key_columns_text, after, None, key_columns, not named, key, order,
                       removed_key, after_json, before_json) if exact else None,
         }
 

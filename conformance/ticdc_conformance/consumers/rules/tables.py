@@ -174,7 +174,9 @@ class ConsumerTables:
                 tr = self.table(name, columns)
             k = ev.get("_keys")
             if k is not None and k[0] is ev["after"] and k[1] is ev["before"] and k[2] is ev.get("key_columns"):
-                after, before, key_columns, image_keyed = k[3:7]
+                # The before image is not kept: its key is k[9]; it is parsed where that key does not serve.
+                after, key_columns, image_keyed = k[3], k[5], k[6]
+                before = ev["before"] or None
             else:
                 k = None
                 after = loads(ev["after"]) if ev["after"] else None
@@ -189,8 +191,12 @@ class ConsumerTables:
             if op == "delete" or op == "update":
                 # Without the old image (old value off) the row is found by the new image's key.
                 image = before if before is not None else after
-                if image is not None:
-                    self._remove(tr, image, k[9] if k is not None and tr.key_columns == k[5] else tr.key_of(image)[0])
+                if image is None:
+                    continue
+                if k is not None and tr.key_columns == k[5]:
+                    self._remove(tr, k[9])
+                else:
+                    self._remove(tr, tr.key_of(image if isinstance(image, dict) else loads(image))[0])
         for tr, op, before, after, k in decoded:
             if op != "delete" and after is not None:
                 if k is not None and tr.key_columns == k[5]:
@@ -198,7 +204,7 @@ class ConsumerTables:
                 else:
                     self._put(tr, after, *tr.key_of(after))
 
-    def _remove(self, tr: TableRows, image: dict, key: bytes) -> None:
+    def _remove(self, tr: TableRows, key: bytes) -> None:
         e = tr.rows.get(key)
         if e is None:
             return  # a row this consumer never had (it joined mid-stream)
