@@ -6,17 +6,15 @@ of one commit ts in one flush, or one event applied on arrival -- whose line
 `{"schema":…,"table":…,"op":…,"before":` prefix is printed by orjson on the driver for every table
 and op (table names are JSON-escaped exactly as the sequential consumer escapes them), its images
 are already canonical JSON text. The DDL and checkpoint lines come from the driver, printed by
-orjson with their apply keys. One sort of the lines by apply key gives the file; the rows of
-each line, sorted the same way, give applied.parquet, written by one task that numbers the lines
-as they come and writes the output's Arrow schema (vectorized: no row passes through Python one
-by one, and no window over the whole log).
+orjson with their apply keys. One sort of the lines by apply key gives the file; a line number
+(`row_number`) and the rows of each line give applied.parquet, written by one task with the
+output's Arrow schema (vectorized: no row passes through Python one by one).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -85,13 +83,14 @@ def write_log_text(lines, scratch: Path) -> None:
 
 
 def log_parquet_rows(lines):
-    """applied.parquet's rows in order, one per entry of each line (`_pos` 0 starts a line: every
-    line has one); parquet_log_writer numbers the lines as they come."""
+    """applied.parquet's rows in order: a line's number (`seq`) and one row per entry."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    return (lines.select("key", "kind", "ts", F.posexplode("entries").alias("_pos", "e"))
-            .select("key", "_pos", "kind", "ts", "e.schema", "e.table", "e.op", "e.before", "e.after", "e.query")
-            .repartition(1).sortWithinPartitions("key", "_pos"))
+    numbered = lines.withColumn("seq", F.row_number().over(Window.orderBy("key")) - 1)
+    return (numbered.select("seq", "kind", "ts", F.posexplode("entries").alias("_pos", "e"))
+            .select("seq", "_pos", "kind", "ts", "e.schema", "e.table", "e.op", "e.before", "e.after", "e.query")
+            .repartition(1).sortWithinPartitions("seq", "_pos"))
 
 
 def parquet_log_writer(target: Path):
@@ -102,13 +101,8 @@ def parquet_log_writer(target: Path):
         writer = pq.ParquetWriter(Path(target) / "applied.parquet", APPLIED_SCHEMA)
         transactions = rows = 0
         last = None
-        lines = 0  # lines before this batch
         for batch in batches:
-            starts = np.cumsum(pc.equal(batch.column("_pos"), 0).to_numpy(zero_copy_only=False))
-            seq = pa.array(lines + starts - 1, pa.int64())
-            lines += int(starts[-1]) if len(starts) else 0
-            table = pa.Table.from_batches([batch]).append_column("seq", seq).select(APPLIED_SCHEMA.names) \
-                .cast(APPLIED_SCHEMA)
+            table = pa.Table.from_batches([batch]).select(APPLIED_SCHEMA.names).cast(APPLIED_SCHEMA)
             writer.write_table(table)
             seqs = pc.filter(table.column("seq"), pc.equal(table.column("kind"), "txn")).to_numpy()
             rows += len(seqs)
