@@ -77,13 +77,6 @@ from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.spark import SPARK_LOG_ENV
 from ticdc_conformance.consumers.spark.admission import admitted_rows, sql_admissible, with_epochs
 from ticdc_conformance.consumers.spark.admit import AdmitPlan, admitted_schema, admitter
-from ticdc_conformance.consumers.spark.log import (
-    SUMMARY_TYPE,
-    log_lines,
-    log_parquet_rows,
-    parquet_log_writer,
-    write_log_text,
-)
 from ticdc_conformance.consumers.spark.plan import (
     APPLY_KEY,
     PHASE_ARRIVAL,
@@ -110,10 +103,13 @@ from ticdc_conformance.consumers.spark.write import (
     FINAL_COLUMNS,
     LOG_INPUT,
     STATE_COLUMNS,
+    SUMMARY_SCHEMA,
+    applied_writer,
     final_lines,
     place_table_files,
     state_lines,
     state_order,
+    write_applied_log,
     write_table_files,
 )
 from ticdc_conformance.errors import ConsumerError
@@ -455,14 +451,9 @@ class _Run:
         states = rep.filter(F.col("what") == "state").select(*STATE_COLUMNS)
         finals = rep.filter(F.col("what") == "final").select(*FINAL_COLUMNS, "s_key_order")
 
-        lines = log_lines(self.spark, rep.filter(F.col("what") == "log").select(*LOG_INPUT), log_items, names)
-
         def log():
-            target.mkdir(parents=True, exist_ok=True)
-            return log_parquet_rows(lines).mapInArrow(parquet_log_writer(target), SUMMARY_TYPE).collect()
-
-        def log_text():
-            write_log_text(lines, target / "applied-parts")
+            return (rep.filter(F.col("what") == "log").select(*LOG_INPUT).repartition(1).sortWithinPartitions(*APPLY_KEY)
+                    .mapInArrow(applied_writer(target, log_items), _spark_ddl(SUMMARY_SCHEMA)).collect())
 
         def state_files():
             write_table_files(self.spark, state_lines(F, states), names, target / "states-parts",
@@ -479,11 +470,12 @@ class _Run:
         def others():
             return rep.filter(F.col("what").isin("problem", "figure")).select("what", "schema", "row", "copies").collect()
 
-        with ThreadPoolExecutor(6) as pool:  # independent jobs share the executors
-            log_summary, _, _, _, _, other_rows = pool.map(
-                lambda job: job(), [log, log_text, state_files, states_parquet, final_files, others])
+        with ThreadPoolExecutor(5) as pool:  # independent jobs share the executors
+            log_summary, _, _, _, other_rows = pool.map(lambda job: job(),
+                                                        [log, state_files, states_parquet, final_files, others])
         written = {r["name"]: r["value"] for r in log_summary}
-        _one_file(target / "applied-parts", "part-*.txt", target / "applied.ndjson")
+        if "transactions_applied" not in written:  # no task had a row event to write
+            written.update(write_applied_log(target, log_items))
         place_table_files(target / "states-parts", names, target / "states")
         place_table_files(target / "final-parts", names, target / "final")
         parts = sorted((target / "states-parquet").glob("part-*.parquet"))
@@ -633,17 +625,6 @@ def _place_outputs(written: Path, out: Path, final_tables: list[tuple[str, str]]
     stray = sorted(p.name for p in (written / "final").glob("*")) if (written / "final").is_dir() else []
     if stray:
         raise ConsumerError(f"rows in tables that do not exist at the end of the stream: {', '.join(stray)}")
-
-
-def _one_file(parts: Path, pattern: str, target: Path) -> None:
-    """The single part file a one-task writer left under `parts`, as `target` (none: empty)."""
-    found = sorted(parts.glob(pattern))
-    if len(found) > 1:
-        raise ConsumerError(f"{parts}: {len(found)} part files where one task wrote one")
-    if found:
-        shutil.move(str(found[0]), str(target))
-    else:
-        target.write_bytes(b"")
 
 
 def _remove(path: Path) -> None:
