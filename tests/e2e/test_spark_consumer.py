@@ -191,14 +191,13 @@ def _consume_both(spark, case: Path, manifest: dict, tmp_path: Path, records=Non
     return local, remote, local_figures, spark_figures
 
 
-def _assert_same_outputs(local: Path, remote: Path, local_figures: dict, spark_figures: dict,
-                         min_checkpoints: int = 10) -> None:
+def _assert_same_outputs(local: Path, remote: Path, local_figures: dict, spark_figures: dict) -> None:
     # Both read the partitions in the same merged order, so the log is the same line for line.
     assert (remote / "applied.ndjson").read_bytes() == (local / "applied.ndjson").read_bytes()
     assert pq.read_table(remote / "applied.parquet").equals(pq.read_table(local / "applied.parquet"))
     assert _final(remote) == _final(local)
     at_local, at_spark = _tables_at_checkpoints(local), _tables_at_checkpoints(remote)
-    assert at_spark == at_local and len(at_local) >= min_checkpoints
+    assert at_spark == at_local and len(at_local) >= 10
     # The line order within a states file is free; the lines are the same.
     for path in (local / "states").glob("*.ndjson"):
         assert sorted(_lines(remote / "states" / path.name)) == sorted(_lines(path))
@@ -213,20 +212,6 @@ def test_spark_outputs_equal_the_sequential_consumers_on_smoke(tmp_path, spark, 
     case = tmp_path / "case"
     manifest = generate("smoke", 1, config_for("smoke", encoding), case)
     _assert_same_outputs(*_consume_both(spark, case, manifest, tmp_path))
-
-
-@pytest.mark.spark
-@pytest.mark.timeout(1800)
-def test_spark_outputs_equal_the_sequential_consumers_on_the_large_scenario(tmp_path, spark):
-    """Every table of `large` is plain (consumers/spark/versions.py): admission, de-duplication and
-    the state versions come from Spark SQL alone, no shard replays a row."""
-    case = tmp_path / "case"
-    manifest = generate("large", 1, config_for("large", "canal-json"), case, events=4000)
-    local, remote, local_figures, spark_figures = _consume_both(spark, case, manifest, tmp_path)
-    _assert_same_outputs(local, remote, local_figures, spark_figures, min_checkpoints=1)
-    assert (tmp_path / "work" / "replayed" / "plain").is_dir()
-    assert not (tmp_path / "work" / "replayed" / "shards").exists()
-    assert spark_figures["transactions_applied"] > 500
 
 
 @pytest.mark.spark

@@ -3,47 +3,33 @@
 It writes what the sequential reference consumer (sequential/consumer.py) writes -- `final/`, `applied.ndjson` +
 `applied.parquet`, `states/` + `states.parquet` and `consumer.json` (docs/consumer-protocol.md,
 "Output") -- and follows the same rules (docs/consumer-rules.md), so the checkpoint check holds it
-against the ground truth at every checkpoint. Every row event passes through the Python workers
-once, to be decoded; ordering, de-duplication and the state versions are Spark SQL over the
-decoded rows wherever the rules allow it (docs/spark-consumer.md). Stages:
+against the ground truth at every checkpoint. Stages, each one or two Spark jobs:
 
-1. decode (consumers/rules/decode_stage.py): one task per Kafka partition decodes its records in
-   offset order with `mapInArrow` (a record file is read whole by its task, in the order it lies;
-   any other input is placed and sorted first); every event carries its record's place in the
-   merged arrival order; the partitions' watermark progress rides along as rows of its own.
-   Written to WORK/decoded/, the only scratch every later stage reads;
+1. decode (consumers/rules/decode_stage.py): records repartitioned by Kafka partition, sorted by offset, decoded in
+   parallel with `mapInArrow`; every event carries its record's place in the merged arrival order;
+   the partitions' watermark progress rides along as rows of its own. Written to WORK/decoded/;
 2. plan (plan.py, on the driver): from the small rows only (watermark, progress, DDL,
    BOOTSTRAP, one summary per partition) the checkpoints -- the global watermark, the minimum over
    partitions, each time it rises, at the record where it does --, which DDL is applied at which
    checkpoint and which copies are dropped, the watermark regressions;
-3. admit (admission.py, Spark SQL): each row event is dropped (a re-send below the watermark
-   applied when it arrived), applied at the first checkpoint at or above its commit ts, or left
-   waiting -- bucketed equi-joins against the driver's short sorted lists (ranks.py) instead of a
-   walk per partition; one aggregate brings the counts per table, key shape and column list to
-   the driver. Streams without watermarks (arrival order) still admit per partition in Python
-   (admit.py, WORK/admitted/);
-4. tables: the components of tables linked by RENAME/EXCHANGE/LIKE are split on the driver
-   (versions.plain_tables). Plain ones -- keyed tables that no DDL touches once rows arrive, with a
-   fixed column list and images in its order, all of the `large` scenario -- get their state
-   versions from window functions (versions.py: copies dropped by `row_number`, the key's image at
-   each checkpoint by a max over the pieces of its transactions, `lag`/`lead` for where a line
-   opens and closes). The others replay the sequential consumer's table logic on shards of their
-   rows (shards.py: a hash of the row key within each component, every shard with all metadata
-   steps of its tables; copies of an event meet in its shard and are dropped there). Both write
-   WORK/replayed/ (the applied row events, state lines, final rows);
-5. write (write.py): the applied log by one task through consumers/output.py's AppliedLog; the
-   state and final files as text built in the JVM and written by Spark's writers, one file per
-   table.
+3. admit (admit.py): per Kafka partition in offset order, each row event is dropped (a
+   re-send below the watermark applied when it arrived), applied at the first checkpoint at or
+   above its commit ts, or left waiting; WORK/admitted/;
+4. tables (shards.py): the sequential consumer's table logic replayed on shards of the rows
+   (a hash of the row key within each group of tables linked by RENAME/EXCHANGE), every shard with
+   all metadata steps of its tables; copies of an event meet in its shard and are dropped there;
+   WORK/replayed/ holds the state lines, final rows and the applied row events;
+5. write (write.py): each output sorted and written by one task with consumers/output.py's writers.
 
 Nothing of the stream is collected to the driver. What is: the decode stage's watermark, progress,
 DDL and BOOTSTRAP rows and one summary row per partition (one watermark per partition per
 resolved-ts tick, one DDL per DDL and partition that carries it, one BOOTSTRAP per table and
-partition per bootstrap interval), the first 20 undecodable records, per table, key shape and
-column list the count of row events, per table the column lists its row events name (one per list
-and DDL in between), the DDL problems and two figures per task, and a summary row per writer.
+partition per bootstrap interval), the first 20 undecodable records, per table and key shape
+the count of row events, per table the column lists its row events name (one per list and DDL in
+between), the DDL problems and two figures per task, and a summary row per writer.
 The outputs equal the sequential consumer's: the applied log line for line (both read the
 partitions in the same merged order), the states at every checkpoint and the final tables; only
-the order of the lines in `states/` differs (sorted by version end here), which the format
+the order of the lines in `states/` differs (sorted by table and version here), which the format
 leaves open.
 
 The same job runs in-process (`consume`, local[2] by default) and as a spark-submit application
@@ -58,7 +44,6 @@ import shutil
 import sys
 import time
 import zipfile
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -75,7 +60,6 @@ from ticdc_conformance.consumers.output import StatesWriter, final_file_name
 from ticdc_conformance.consumers.rules.decode_stage import DECODED_SCHEMA, arrow_decoder
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.spark import SPARK_LOG_ENV
-from ticdc_conformance.consumers.spark.admission import admitted_rows, sql_admissible, with_epochs
 from ticdc_conformance.consumers.spark.admit import AdmitPlan, admitted_schema, admitter
 from ticdc_conformance.consumers.spark.plan import (
     APPLY_KEY,
@@ -98,19 +82,17 @@ from ticdc_conformance.consumers.spark.shards import (
     replayer,
     steps_by_component,
 )
-from ticdc_conformance.consumers.spark.versions import PlainTables, plain_outputs, plain_tables
 from ticdc_conformance.consumers.spark.write import (
     FINAL_COLUMNS,
+    FINAL_ORDER,
     LOG_INPUT,
     STATE_COLUMNS,
     SUMMARY_SCHEMA,
     applied_writer,
-    final_lines,
-    place_table_files,
-    state_lines,
+    final_writer,
     state_order,
+    states_writer,
     write_applied_log,
-    write_table_files,
 )
 from ticdc_conformance.errors import ConsumerError
 
@@ -222,13 +204,10 @@ def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir:
     if isinstance(records, (str, Path)):
         run_dir = Path(records).parent if run_dir is None else run_dir
         from ticdc_conformance.transport.spark_source import record_files_dataframe
-        files = Path(records).resolve()
-        records = record_files_dataframe(spark, files)
-    else:
-        files = None
+        records = record_files_dataframe(spark, Path(records).resolve())
     run = _Run(spark, manifest, out, work, run_dir, clock)
     with clock("decode"):
-        facts, cps, ddls = run.decode(records, files)
+        facts, cps, ddls = run.decode(records)
         boots = bootstrap_items(facts.rows("bootstrap"), cps)
     with clock("admit"):
         counts = run.admit(cps, ddls)
@@ -308,72 +287,31 @@ class _Run:
                               F.lit(self._slot_values[i])).otherwise(slot)
         return slot
 
-    def decode(self, records, files: Optional[Path] = None) -> tuple["_StreamFacts", Checkpoints, Any]:
-        """Stages 1 and 2: the decoded events on disk, the small rows on the driver, the plan.
-
-        Record files hold one topic-partition each in offset order (docs/consumer-protocol.md), so
-        each is read whole by one task and decoded as it lies, without moving the records (as the
-        decode floor does, bench/floor.py); a file that breaks that order, or two files of one
-        partition, are noticed (in_file_order, the partitions' end rows) and the records are then
-        placed and sorted as for any other DataFrame."""
-        decoder = arrow_decoder(self.protocol, self.options)
-        if files is not None:
-            try:
-                with _whole_files(self.spark):
-                    write_scratch(self.spark.read.parquet(str(files)).mapInArrow(in_file_order(decoder),
-                                                                                 _spark_ddl(DECODED_SCHEMA)),
-                                  self.work / "decoded")
-                facts = self._facts()
-                ends = Counter((r["topic"], r["partition"]) for r in facts.rows("end"))
-                if all(n == 1 for n in ends.values()):
-                    return self._plan(facts)
-            except Exception as e:  # noqa: BLE001 - only the order check's own failure is retried
-                if OUT_OF_ORDER not in str(e):
-                    raise
-            _remove(self.work / "decoded")
+    def decode(self, records) -> tuple["_StreamFacts", Checkpoints, Any]:
+        """Stages 1 and 2: the decoded events on disk, the small rows on the driver, the plan."""
         write_scratch(self._by_partition(records, "topic", "partition", "offset")
-                      .mapInArrow(decoder, _spark_ddl(DECODED_SCHEMA)), self.work / "decoded")
-        return self._plan(self._facts())
-
-    def _facts(self) -> "_StreamFacts":
+                      .mapInArrow(arrow_decoder(self.protocol, self.options), _spark_ddl(DECODED_SCHEMA)),
+                      self.work / "decoded")
         self.ev = ev = self.spark.read.parquet(str(self.work / "decoded"))
-        return _StreamFacts([r.asDict() for r in ev.filter(ev.kind.isin(*SMALL_KINDS)).select(*SMALL_COLUMNS).collect()])
-
-    def _plan(self, facts: "_StreamFacts") -> tuple["_StreamFacts", Checkpoints, Any]:
+        facts = _StreamFacts([r.asDict() for r in ev.filter(ev.kind.isin(*SMALL_KINDS)).select(*SMALL_COLUMNS).collect()])
         if facts.errors:
-            _raise_decode_errors(self.ev, facts.errors, self.protocol)
+            _raise_decode_errors(ev, facts.errors, self.protocol)
         cps = Checkpoints.from_progress(facts.rows("progress"), self.partitions, seen=bool(facts.rows("watermark")))
         return facts, cps, admit_ddls(facts.rows("ddl"), cps)
 
     def admit(self, cps: Checkpoints, ddls) -> list[dict]:
         """Stage 3; returns per table, key shape, state, phase, column list and DDL segment the row
-        events' count, the first (in apply order) that named the column list, and whether the keys
-        of every image they put are that list (`keys_match`; None: nothing put). In Spark SQL over
-        the decoded rows (admission.py) where the stream carries watermarks; otherwise, and for
-        rows without commit ts, in the Python workers per partition (admit.py)."""
-        keys = ddl_keys(ddls)
-        if sql_admissible(cps, keys):
-            adm = admitted_rows(self.spark, self.ev, cps, keys)
-            counts = self._counts(adm, keys_match=True)
-            if all(c["phase"] == PHASE_FLUSH for c in counts):
-                self.adm, self.adm_sql = adm, True
-                return counts
+        events' count and the first (in apply order) that named the column list."""
+        F = self.F
         write_scratch(self._by_partition(self.ev.filter(self.ev.kind.isin("row", "watermark")),
                                          "topic", "partition", "offset", "seq")
-                      .mapInArrow(admitter(AdmitPlan(cps, keys), DECODED_SCHEMA),
+                      .mapInArrow(admitter(AdmitPlan(cps, ddl_keys(ddls)), DECODED_SCHEMA),
                                   _spark_ddl(admitted_schema(DECODED_SCHEMA))),
                       self.work / "admitted")
-        self.adm, self.adm_sql = self.spark.read.parquet(str(self.work / "admitted")), False
-        return self._counts(self.adm, keys_match=False)
-
-    def _counts(self, adm, keys_match: bool) -> list[dict]:
-        F = self.F
-        match = F.min(F.when(F.col("after").isNotNull(), F.to_json(F.json_object_keys("after")) == F.col("columns"))) \
-            if keys_match else F.lit(False)
+        self.adm = self.spark.read.parquet(str(self.work / "admitted"))
         return [r.asDict(recursive=True) for r in
-                adm.groupBy("schema", "table", "key_shape", "state", "phase", "columns", "seg")
-                .agg(F.count(F.lit(1)).alias("count"), F.min(F.struct(*APPLY_KEY[:-1])).alias("first"),
-                     match.alias("keys_match")).collect()]
+                self.adm.groupBy("schema", "table", "key_shape", "state", "phase", "columns", "seg")
+                .agg(F.count(F.lit(1)).alias("count"), F.min(F.struct(*APPLY_KEY[:-1])).alias("first")).collect()]
 
     def tables(self, cps: Checkpoints, ddls, boots, counts: list[dict]) -> tuple[MetadataReplay, dict[str, int]]:
         """Stages 4 and 5: the table replay in shards, then the outputs."""
@@ -390,101 +328,49 @@ class _Run:
         flushed_at_end = not cps.seen and (_applied(counts, PHASE_FLUSH) > 0 or
                                            any(k[1] == PHASE_FLUSH for k, _ in ddls.items))
         meta = MetadataReplay(self.protocol, steps, flushed_at_end)
-        by_comp = steps_by_component(steps, comps)
-        plain = plain_tables(comps, by_comp, counts, self.protocol) if self.adm_sql else PlainTables(set(), {}, [])
-        shards = {c: n for c, n in comps.shards.items() if c not in plain.components}
-        replayed = []
+        plan = ReplayPlan(self.protocol, list(cps.values), steps_by_component(steps, comps))
+        comp_df = self.spark.createDataFrame([(s, t, c, comps.shards[c]) for (s, t), c in sorted(comps.of.items())],
+                                             "schema string, `table` string, component int, nshards int")
+        # An UPDATE that moved its row: removal (piece 1, old key) and insertion (piece 2), each in its key's shard.
+        pieces = self.adm.filter(F.col("state") != "dropped").withColumn("piece", F.explode(
+            F.when(F.col("old_key").isNull(), F.array(F.lit(0))).otherwise(F.array(F.lit(1), F.lit(2)))))
+        shard_key = F.when(F.col("piece") == 1, F.col("old_key")).otherwise(F.col("key"))
         with self.clock("replay"):
-            if any(comps.of[(c["schema"], c["table"])] in shards for c in counts if c["state"] != "dropped"):
-                replayed.append(self._replay(cps, comps, shards, by_comp, counts))
-            if plain.components:
-                plain_df = self.spark.createDataFrame(
-                    [(s, t) for (s, t), c in sorted(comps.of.items()) if c in plain.components],
-                    "schema string, `table` string")
-                write_scratch(plain_outputs(self.spark, self.adm.join(F.broadcast(plain_df), ["schema", "table"]),
-                                            list(cps.values)), self.work / "replayed" / "plain")
-                replayed.append(self.work / "replayed" / "plain")
+            write_scratch(pieces.join(F.broadcast(comp_df), ["schema", "table"])
+                          .withColumn("shard", F.pmod(F.xxhash64(shard_key), F.col("nshards")).cast("int"))
+                          .repartition(self.shards, "component", "shard")
+                          .sortWithinPartitions("component", "shard", *APPLY_KEY)
+                          .mapInArrow(replayer(plan), _spark_ddl(REPLAY_SCHEMA)),
+                          self.work / "replayed")
         log_items = sorted([(key, "ddl", d) for key, d in ddls.items] +
                            [(checkpoint_key(k), "checkpoint", {"ts": w}) for k, w in enumerate(cps.values)],
                            key=lambda item: item[0])
         with self.clock("write"):
-            final_tables = meta.final_tables()
-            written = self.write(replayed, log_items, final_tables, sorted(set(comps.of) | set(final_tables)))
-        for text in plain.problems:  # the plain components' DDLs ran on the driver only
-            written[PROBLEM + text] = 1
-        return meta, written
+            return meta, self.write(log_items, meta.final_tables())
 
-    def _replay(self, cps: Checkpoints, comps: Components, shards: dict[int, int], steps: dict, counts: list[dict]):
-        """The shards of the components that are not plain (shards.py); returns the output folder."""
+    def write(self, log_items: list, final_tables: list[tuple[str, str]]) -> dict[str, int]:
+        """Stage 5: the three outputs written at once, each by one task; then moved into OUT."""
         F = self.F
-        plan = ReplayPlan(self.protocol, list(cps.values), steps)
-        comp_df = self.spark.createDataFrame([(s, t, c, shards[c]) for (s, t), c in sorted(comps.of.items())
-                                              if c in shards],
-                                             "schema string, `table` string, component int, nshards int")
-        adm = self.adm
-        if self.adm_sql:
-            keyless = any(c["key_shape"] and c["key_shape"].startswith("image:") for c in counts
-                          if comps.of[(c["schema"], c["table"])] in shards)
-            adm = with_epochs(self.ev, adm) if keyless else adm.withColumn("epoch", F.lit(0))
-        # An UPDATE that moved its row: removal (piece 1, old key) and insertion (piece 2), each in its key's shard.
-        pieces = adm.filter(F.col("state") != "dropped").withColumn("piece", F.explode(
-            F.when(F.col("old_key").isNull(), F.array(F.lit(0))).otherwise(F.array(F.lit(1), F.lit(2)))))
-        shard_key = F.when(F.col("piece") == 1, F.col("old_key")).otherwise(F.col("key"))
-        target = self.work / "replayed" / "shards"
-        write_scratch(pieces.join(F.broadcast(comp_df), ["schema", "table"])
-                      .withColumn("shard", F.pmod(F.xxhash64(shard_key), F.col("nshards")).cast("int"))
-                      .repartition(self.shards, "component", "shard")
-                      .sortWithinPartitions("component", "shard", *APPLY_KEY)
-                      .mapInArrow(replayer(plan), _spark_ddl(REPLAY_SCHEMA)),
-                      target)
-        return target
-
-    def write(self, replayed: list[Path], log_items: list, final_tables: list[tuple[str, str]],
-              names: list[tuple[str, str]]) -> dict[str, int]:
-        """Stage 5: the outputs written at once, then moved into OUT. The applied log is one ordered
-        stream: one task through output.AppliedLog; the states and final tables are built as text in
-        the JVM and written by Spark's writers, a file per table (write.py)."""
-        F = self.F
-        rep = self.spark.read.schema(_spark_ddl(REPLAY_SCHEMA)).parquet(*[str(p) for p in replayed]) if replayed \
-            else self.spark.createDataFrame([], _spark_ddl(REPLAY_SCHEMA))
+        rep = self.spark.read.parquet(str(self.work / "replayed"))
         target = self.work / "written"
-        states = rep.filter(F.col("what") == "state").select(*STATE_COLUMNS)
-        finals = rep.filter(F.col("what") == "final").select(*FINAL_COLUMNS, "s_key_order")
 
-        def log():
-            return (rep.filter(F.col("what") == "log").select(*LOG_INPUT).repartition(1).sortWithinPartitions(*APPLY_KEY)
-                    .mapInArrow(applied_writer(target, log_items), _spark_ddl(SUMMARY_SCHEMA)).collect())
+        def one_task(what: str, columns: list, order: list, task):
+            return (rep.filter(F.col("what") == what).select(*columns).repartition(1).sortWithinPartitions(*order)
+                    .mapInArrow(task, _spark_ddl(SUMMARY_SCHEMA)))
 
-        def state_files():
-            write_table_files(self.spark, state_lines(F, states), names, target / "states-parts",
-                              [F.col("to").asc_nulls_last(), "from", "line"], self.shards)
-
-        def states_parquet():
-            (state_lines(F, states).select("schema", "table", "from", "to", "row").repartition(1)
-             .sortWithinPartitions(*state_order(F.col)).write.parquet(str(target / "states-parquet")))
-
-        def final_files():
-            write_table_files(self.spark, final_lines(F, finals), names, target / "final-parts",
-                              ["s_key_order", "line"], self.shards)
-
-        def others():
-            return rep.filter(F.col("what").isin("problem", "figure")).select("what", "schema", "row", "copies").collect()
-
-        with ThreadPoolExecutor(5) as pool:  # independent jobs share the executors
-            log_summary, _, _, _, other_rows = pool.map(lambda job: job(),
-                                                        [log, state_files, states_parquet, final_files, others])
-        written = {r["name"]: r["value"] for r in log_summary}
+        jobs = [one_task("log", LOG_INPUT, APPLY_KEY, applied_writer(target, log_items)),
+                one_task("state", STATE_COLUMNS, state_order(F.col), states_writer(target)),
+                one_task("final", FINAL_COLUMNS + ["s_key_order"], FINAL_ORDER, final_writer(target / "final")),
+                rep.filter(F.col("what").isin("problem", "figure")).select("what", "schema", "row", "copies")]
+        with ThreadPoolExecutor(len(jobs)) as pool:  # independent jobs share the executors
+            *summaries, others = pool.map(lambda job: job.collect(), jobs)
+        written = {r["name"]: r["value"] for rows in summaries for r in rows}
         if "transactions_applied" not in written:  # no task had a row event to write
             written.update(write_applied_log(target, log_items))
-        place_table_files(target / "states-parts", names, target / "states")
-        place_table_files(target / "final-parts", names, target / "final")
-        parts = sorted((target / "states-parquet").glob("part-*.parquet"))
-        if len(parts) == 1:
-            shutil.move(str(parts[0]), str(target / "states.parquet"))
-        else:  # nothing to write: the empty file with the documented columns
+        if "state_lines" not in written:
             StatesWriter(target).close()
         _place_outputs(target, self.out, final_tables)
-        for r in other_rows:
+        for r in others:
             if r["what"] == "problem":
                 written[PROBLEM + r["row"]] = 1
             else:
@@ -537,50 +423,6 @@ def _first_per_columns(groups: list[dict]) -> list[dict]:
         if ident not in first or key < tuple(first[ident]["first"][c] for c in APPLY_KEY[:-1]):
             first[ident] = g
     return list(first.values())
-
-
-OUT_OF_ORDER = "record file out of partition and offset order"
-_WHOLE_FILES = {"spark.sql.files.maxPartitionBytes": str(1 << 40), "spark.sql.files.openCostInBytes": str(1 << 40)}
-
-
-@contextmanager
-def _whole_files(spark) -> Iterator[None]:
-    """File scans planned meanwhile read every file whole in a task of its own."""
-    saved = {name: spark.conf.get(name, None) for name in _WHOLE_FILES}
-    for name, value in _WHOLE_FILES.items():
-        spark.conf.set(name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                spark.conf.unset(name)
-            else:
-                spark.conf.set(name, value)
-
-
-def in_file_order(decode):
-    """`decode` (a mapInArrow function) over batches that must hold each topic-partition's records
-    contiguously in increasing offsets; otherwise it stops with OUT_OF_ORDER in its message."""
-
-    def checked(batches: Iterator) -> Iterator:
-        finished: set[tuple[str, int]] = set()
-        current, last = None, -1
-        for batch in batches:
-            columns = batch.select(["topic", "partition", "offset"]).to_pydict()
-            for topic, partition, offset in zip(columns["topic"], columns["partition"], columns["offset"]):
-                if (topic, partition) != current:
-                    if (topic, partition) in finished:
-                        raise ValueError(f"{OUT_OF_ORDER}: {topic}/{partition} resumes at offset {offset}")
-                    if current is not None:
-                        finished.add(current)
-                    current, last = (topic, partition), -1
-                if offset <= last:
-                    raise ValueError(f"{OUT_OF_ORDER}: {topic}/{partition} goes from offset {last} to {offset}")
-                last = offset
-            yield batch
-
-    return lambda batches: decode(checked(batches))
 
 
 class _StreamFacts:
