@@ -119,7 +119,7 @@ def batch_records(batch: pa.RecordBatch) -> tuple[list[KafkaRecord], np.ndarray]
         header_tuples: Iterable[tuple] = itertools.repeat((), batch.num_rows)
     else:
         header_tuples = [tuple((h["key"], h["value"]) for h in hs) if hs else () for hs in headers.to_pylist()]
-    records = []
+    records: list[KafkaRecord] = []
     append = records.append
     for topic, partition, offset, key, value, ts, hs, ts_type in zip(
             batch.column("topic").to_pylist(), batch.column("partition").to_pylist(),

@@ -7,6 +7,7 @@ partition and offset.
 from __future__ import annotations
 
 import binascii
+import functools
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, Optional, TypeGuard
 
@@ -77,8 +78,7 @@ def remembers_last(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
         result = parse(options)
         last[:] = [options, dict(options) if isinstance(options, Mapping) else None, result]
         return result
-    parsed.__doc__, parsed.__name__, parsed.__wrapped__ = parse.__doc__, parse.__name__, parse
-    return parsed
+    return functools.wraps(parse)(parsed)
 
 
 def bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
