@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
@@ -89,6 +90,8 @@ KNOWN_GAPS = {
                       "of the transaction; the checks do not yet list that count as undecidable",
     "keyless-no-old-value": "Open Protocol: output-old-value stays on once a table without a primary key exists (an UPDATE "
                             "without its old image cannot say which of the key-less rows it changed)",
+    "debezium-time-default-null": "Debezium: no table with a TIME column that has a DEFAULT (new TiCDC writes a NULL "
+                                  "of it as 0, the checks' projection expects the default)",
     "late-join-partitions": "no late join once a partitioned table exists (the snapshot's load lines carry no "
                             "partition definitions, so the reference consumer cannot apply a later partition DDL)",
 }
@@ -220,6 +223,10 @@ def fuzz_cases(draw, encoding: str, capabilities: Capabilities, max_steps: int =
     # One history in three starts with several tables (shrinking goes toward the plain mix).
     shape = many_table_histories if draw(st.integers(0, 2)) == 2 else upstream_histories
     history = tuple(draw(shape(encoding, max_steps, known_gaps)))
+    if encoding == "debezium" and not known_gaps:  # debezium-time-default-null
+        assume(not any(isinstance(e, DDL) and e.table_after is not None and any(
+            c.type.base == "time" and c.has_default and c.default is not None for c in e.table_after.columns)
+            for e in history))
     # Without a primary key a message may name no key columns (Canal-JSON pkNames): rows are told apart by image.
     keyless = any(isinstance(e, DDL) and e.table_after is not None and e.table_after.primary_key is None
                   for e in history)
