@@ -22,15 +22,10 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-# The six benchmark encodings: (encoding of the default matrix, option overrides).
-ENCODINGS: dict[str, tuple[str, dict]] = {
-    "open-protocol": ("open-protocol", {}),
-    "canal-json": ("canal-json", {}),
-    "debezium": ("debezium", {}),
-    "debezium-no-schema": ("debezium", {"debezium_disable_schema": True}),
-    "simple-json": ("simple-json", {}),
-    "simple-avro": ("simple-avro", {}),
-}
+from ticdc_conformance.bench.inputs import VARIANTS
+
+# The six benchmark encodings: (encoding of the default matrix, option overrides), as `bench` names them.
+ENCODINGS: dict[str, tuple[str, dict]] = VARIANTS
 LARGE_EVENTS = 50_000
 # Sink options whose branches the encoders and the simulator take, tried on the small scenarios.
 _SMALL_LIMIT = {"max_message_bytes": 2048}
