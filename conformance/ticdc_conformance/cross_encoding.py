@@ -31,6 +31,7 @@ from ticdc_conformance.fidelity.roundtrip import same_value
 from ticdc_conformance.findings.finding import Finding, RunContext, row_diff
 from ticdc_conformance.folders import case_folder, recreate
 from ticdc_conformance.protocols import ProtocolSpec, protocol
+from ticdc_conformance.protocols.common.projection import projection_options
 from ticdc_conformance.rules.catalogue import default_catalogue
 from ticdc_contract.canonical import key_order_token
 from ticdc_contract.model import Column, TableSchema
@@ -119,7 +120,7 @@ class CrossCheck:
         self.encodings = list(cases)
         first = next(iter(cases.values()))[0]
         self.timeline = SchemaTimeline(first / "truth")
-        self.lowerings = {enc: lowering(m["protocol"], m["sink"]) for enc, (_, m) in cases.items()}
+        self.lowerings = {enc: lowering(m["protocol"], projection_options(m)) for enc, (_, m) in cases.items()}
         self.rules: dict[str, ProtocolSpec] = {enc: protocol(m["protocol"]) for enc, (_, m) in cases.items()}
         self.catalogue = default_catalogue()
         self.verdict = CrossVerdict(scenario, seed, self.encodings, time_zone)

@@ -54,6 +54,7 @@ from ticdc_conformance.findings.outcome import (
     ORDERING_NOT_VERIFIED,
     PASSES,
 )
+from ticdc_conformance.protocols.common.projection import projection_options
 from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.sink.config import SinkConfig
@@ -388,7 +389,7 @@ def _check(result: EncodingResult, case: Path, manifest: dict, run: ConsumerRun)
         raise ConsumerError(f"consumer {run.consumer} declares {_declared(run.shows)} but wrote no "
                             + ", ".join(str(p) for p in missing))
     result.watermarks = carries_watermarks(manifest["protocol"], manifest["sink"])
-    result.tables = check_final_state(case / "truth", out, manifest["protocol"], manifest["sink"])
+    result.tables = check_final_state(case / "truth", out, manifest["protocol"], projection_options(manifest))
     result.checkpoints = check_checkpoints(case / "truth", out, manifest, run.shows, start_ts=run.start_ts)
     _locate(result, case, manifest)
     # Rows whose outcome no consumer could know (no commit ts), reported by the final-state check.

@@ -58,14 +58,11 @@ def test_the_same_case_writes_the_same_bytes(case, tmp_path_factory):
 def test_known_gaps_are_left_out_unless_asked_for():
     from ticdc_conformance.fuzz.space import upstream_histories
 
-    assert set(KNOWN_GAPS) == {"debezium-default-after-null", "simple-bootstrap-at-start-failover",
+    assert set(KNOWN_GAPS) == {"simple-bootstrap-at-start-failover",
                                "arrival-undecidable-key", "late-join-partitions", "keyless-resend",
-                               "keyless-no-old-value", "debezium-time-default-null"}
-    # The strategies' repr names the DDL kinds they draw when those are not all of them.
-    assert "ddl_kinds" in repr(upstream_histories("debezium")) and "'set_default'" not in repr(
-        upstream_histories("debezium"))
-    assert "'set_default'" in repr(upstream_histories("debezium", known_gaps=True))
-    assert "'set_default'" in repr(upstream_histories("simple-json"))
+                               "keyless-no-old-value"}
+    # Every DDL kind is drawn in every encoding (SET DEFAULT and MODIFY COLUMN in Debezium included).
+    assert "'set_default'" in repr(upstream_histories()) and "'modify_column'" in repr(upstream_histories())
 
 
 def test_case_size_counts_the_history():
@@ -131,7 +128,7 @@ def test_many_table_histories_write_rows_of_several_tables_between_ddl():
 
     @settings(max_examples=30, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
-    @given(history=many_table_histories("canal-json"))
+    @given(history=many_table_histories())
     def draw(history):
         drawn.append(two_tables_in_two_transactions(history))
 

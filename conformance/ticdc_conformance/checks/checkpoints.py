@@ -29,28 +29,24 @@ import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional
 
 import orjson
 
 from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
 from ticdc_conformance.findings.finding import Finding
+from ticdc_conformance.protocols.common.projection import projection_options
 from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
-from ticdc_contract.canonical import row_to_json
-from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
-from ticdc_contract.schema_json import table_from_json
-from ticdc_contract.state import TableStates
+from ticdc_contract.model import DDL, Op, TableSchema, Transaction
 
 from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
 from .differential import compare_table, extra_columns
-from .key_updates import delivered_changes
-from .projection import row_projection
-from .selection import consumer_table, selectors, unjudged_columns
+from .projected_truth import Name, ProjectedTruth, bump_count, comparable, unjudged_by_table
+from .selection import consumer_table
 from .upstream_history import TableFates, history_events
 from .value_forms import StateForms
 
-Name = tuple[str, str]
 MAX_FINDINGS_PER_RULE = 20
 _SORTED = orjson.OPT_SORT_KEYS
 
@@ -80,133 +76,6 @@ class ConsumerOutputError(ValueError):
     def __init__(self, message: str, table: Optional[str] = None) -> None:
         super().__init__(message)
         self.table = table
-
-
-# --- what is judged ----------------------------------------------------------------------------
-def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[str]]:
-    """Per table name, the columns no consumer can know in any of its schema versions (virtual
-    generated, unselected). One set per name for the whole run keeps a row's comparable image the
-    same whenever it is computed."""
-    chosen = selectors(options)
-    out: dict[Name, set[str]] = defaultdict(set)
-    with open(Path(truth_dir) / "tables.ndjson", "rb") as f:
-        for line in f:
-            t = table_from_json(orjson.loads(line))
-            out[(t.schema, t.table)] |= unjudged_columns(t, chosen)
-    return {name: frozenset(cols) for name, cols in out.items()}
-
-
-def comparable(row: dict, hidden: frozenset[str]) -> bytes:
-    if not hidden:  # most tables: nothing to leave out
-        return orjson.dumps(row, option=_SORTED)
-    return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
-
-
-def _bump(counts: Counter, image: bytes, delta: int) -> None:
-    """Adds `delta` to an image's count; a count back at zero is removed, not kept as 0: every
-    UPDATE makes a new image, and the zeros would keep every image of the stream in memory."""
-    n = counts[image] + delta
-    if n:
-        counts[image] = n
-    else:
-        counts.pop(image, None)
-
-
-# --- upstream, event by event ------------------------------------------------------------------
-def _frozen(row: Row) -> tuple:
-    return tuple(sorted(row.items()))
-
-
-class _Truth(TableStates):
-    """The ground truth's interpreter (ticdc_contract.state), with every row also kept as the
-    protocol's consumer sees it and every change since the last checkpoint noted.
-
-    Projection happens when a row is written: a protocol may encode a value differently under a
-    later schema version (Debezium writes a NULL as the column's DEFAULT at the time), and the
-    consumer keeps what it received. Rows a DDL rewrites (ADD COLUMN, RENAME, EXCHANGE, a new key)
-    keep the projection of every column whose value the DDL did not change."""
-
-    def __init__(self, protocol: str, options: dict, hidden: dict[Name, frozenset[str]]) -> None:
-        super().__init__(keep_history=False)
-        self.protocol, self.options, self.chosen, self.hidden = protocol, options, selectors(options), hidden
-        self.proj: dict[Name, dict[tuple, tuple[Row, dict, bytes]]] = defaultdict(dict)
-        self.counts: dict[Name, Counter] = defaultdict(Counter)
-        self.dirty: set[tuple[Name, bytes]] = set()
-        self._in_ddl = False
-        self._stash: dict[tuple, list[tuple[Row, dict, bytes]]] = defaultdict(list)
-        self.expected: Counter = Counter()  # row events of the last transaction, as (table, key)
-        # Per table name: the schema version last asked about, its view and its row projection.
-        # Every row a version sees asks for them, so each version makes them once.
-        self._views: dict[Name, tuple[TableSchema, TableSchema, Callable[[dict], dict]]] = {}
-
-    def _version(self, name: Name) -> tuple[TableSchema, TableSchema, Callable[[dict], dict]]:
-        schema = self.schemas[name]
-        hit = self._views.get(name)
-        if hit is None or hit[0] is not schema:
-            view = consumer_table(schema, self.chosen)
-            hit = self._views[name] = (schema, view, row_projection(view, self.protocol, self.options))
-        return hit
-
-    def view(self, name: Name) -> TableSchema:
-        return self._version(name)[1]
-
-    def _count(self, name: Name, image: bytes, delta: int) -> None:
-        _bump(self.counts[name], image, delta)
-        self.dirty.add((name, image))
-
-    def _put(self, name: Name, key: tuple, row: Optional[Row], ts: int) -> None:
-        old = self.proj[name].pop(key, None)
-        if old is not None:
-            self._count(name, old[2], -1)
-            if row is None and self._in_ddl:
-                self._stash[_frozen(old[0])].append(old)
-        super()._put(name, key, row, ts)
-        if row is None:
-            return
-        # The projection reads truth-file values (canonical JSON form: binary as base64).
-        proj = self._version(name)[2](row_to_json(self.schemas[name], row))
-        carried = old if self._in_ddl else None
-        if self._in_ddl and carried is None and self._stash.get(_frozen(row)):
-            carried = self._stash[_frozen(row)].pop()
-        if carried is not None:
-            raw, before, _ = carried
-            proj = {c: before[c] if c in before and c in raw and raw[c] == row.get(c) else v for c, v in proj.items()}
-        image = comparable(proj, self.hidden.get(name, frozenset()))
-        self.proj[name][key] = (dict(row), proj, image)
-        self._count(name, image, +1)
-
-    def _apply_ddl(self, ddl: DDL) -> None:
-        self._in_ddl = True
-        try:
-            super()._apply_ddl(ddl)
-        finally:
-            self._in_ddl = False
-            self._stash.clear()
-
-    def key_of(self, name: Name, row: dict) -> bytes:
-        """The row's key as the consumer's messages name it (the whole image in a key-less table)."""
-        handle = self.view(name).handle_key
-        if handle:
-            return orjson.dumps([row.get(c) for c in handle])
-        return comparable(row, self.hidden.get(name, frozenset()))
-
-    def _apply_txn(self, txn: Transaction) -> None:
-        """Also notes the row events TiCDC sends for it: a key-changing UPDATE is a DELETE and an
-        INSERT unless output-raw-change-event (key_updates.py)."""
-        raw = bool(self.options.get("output-raw-change-event"))
-        befores = []
-        for ch in txn.changes:
-            name = (ch.table.schema, ch.table.table)
-            b = self.proj[name].get(ch.table.row_key(ch.before)) if ch.before is not None else None
-            befores.append(b[1] if b is not None else None)
-        super()._apply_txn(txn)
-        expected: Counter = Counter()
-        for ch, before in zip(txn.changes, befores):
-            name = (ch.table.schema, ch.table.table)
-            after = self.proj[name][ch.table.row_key(ch.after)][1] if ch.after is not None else None
-            for event in delivered_changes(ch, raw):
-                expected[(name, self.key_of(name, (after if event.op is not Op.DELETE else before) or {}))] += 1
-        self.expected = expected
 
 
 # --- the consumer's states ---------------------------------------------------------------------
@@ -266,7 +135,7 @@ class _States:
                     if compared != image:
                         restated.append((compared, line))
                         image = compared
-                _bump(self.counts[(schema, table)], image, delta)
+                bump_count(self.counts[(schema, table)], image, delta)
                 self.dirty.add(((schema, table), image))
             self.db.executemany("UPDATE lines SET image = ? WHERE rowid = ?", restated)
 
@@ -357,9 +226,9 @@ class CheckpointCheck:
                  start_ts: Optional[int] = None) -> None:
         self.truth_dir, self.out, self.manifest = Path(truth_dir), Path(consumer_out), manifest
         self.shows_states = shows_states  # the consumer declares its tables at every checkpoint (states/)
-        options = manifest.get("sink", {})
+        options = projection_options(manifest)
         self.hidden = unjudged_by_table(self.truth_dir, options)
-        self.truth = _Truth(manifest["protocol"], options, self.hidden)
+        self.truth = ProjectedTruth(manifest["protocol"], options, self.hidden)
         self.forms = StateForms(self.truth, manifest["protocol"], options)
         self.findings = _Findings()
         self.history = history_events(self.truth_dir)

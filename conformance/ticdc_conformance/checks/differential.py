@@ -24,6 +24,7 @@ from ticdc_contract.schema_json import table_from_json
 
 from .arrival_order import excuse_undecidable
 from .causes import ask, explain, foreign_table, is_surplus
+from .projected_truth import written_finals
 from .selection import consumer_table, selectors, unjudged_columns
 from .upstream_history import RowQuestions, trace
 from .value_forms import normalise_rows
@@ -169,13 +170,17 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
     tables = load_truth_tables(truth)
     chosen = selectors(options)  # sink.column-selectors: a consumer knows the selected columns only
     truth_final = Path(truth) / "final"
+    written = written_finals(truth, protocol, options)  # {} unless a DEFAULT changed in Debezium
     for qname in sorted(tables):
         t = consumer_table(tables[qname], chosen)
         expected_path = truth_final / final_file_name(t.schema, t.table)
         if not expected_path.exists():
             continue  # dropped upstream
-        upstream = read_rows(expected_path)
-        expected = [project_truth_row(t, r, protocol, options) for r in upstream]
+        if qname in written:
+            upstream, expected = written[qname]
+        else:
+            upstream = read_rows(expected_path)
+            expected = [project_truth_row(t, r, protocol, options) for r in upstream]
         actual_path = Path(consumer_out) / "final" / final_file_name(t.schema, t.table)
         # Virtual generated and unselected columns never reach a consumer; what it writes there is not judged.
         hidden = unjudged_columns(tables[qname], chosen)

@@ -28,7 +28,7 @@ from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.sequential.consumer import merged_records
 from ticdc_conformance.findings.finding import Finding
-from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_conformance.protocols.common.projection import project_truth_row, projection_options
 from ticdc_contract.canonical import key_order_token
 
 from .differential import load_truth_tables
@@ -101,7 +101,7 @@ def _upstream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...
                      wanted: set[tuple[Name, str]]) -> dict[tuple[Name, str], list[int]]:
     """Commit ts of every upstream change to a wanted key, keys read at the protocol's fidelity."""
     tables = load_truth_tables(Path(case) / "truth")
-    chosen = selectors(manifest["sink"])
+    chosen, options = selectors(manifest["sink"]), projection_options(manifest)
     out: dict[tuple[Name, str], list[int]] = defaultdict(list)
     with open(Path(case) / "truth" / "history.ndjson", "rb") as f:
         for line in f:
@@ -116,7 +116,7 @@ def _upstream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...
                 for image in (ch["after"], ch["before"]):
                     if image is None:
                         continue
-                    token = _key(project_truth_row(view, image, manifest["protocol"], manifest["sink"]), cols[name])
+                    token = _key(project_truth_row(view, image, manifest["protocol"], options), cols[name])
                     if (name, token) in wanted:
                         out[(name, token)].append(event["commit_ts"])
     return out

@@ -19,7 +19,7 @@ from typing import Iterator, Optional
 
 import orjson
 
-from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_conformance.protocols.common.projection import project_truth_row, projection_options
 from ticdc_contract.canonical import key_order_token, row_to_json
 from ticdc_contract.model import DDL, DDLType, Row, TableSchema, Transaction
 from ticdc_contract.state import TableStates
@@ -155,7 +155,7 @@ class _Tracker(TableStates):
     def __init__(self, questions: RowQuestions, key_columns: dict[str, tuple[str, ...]], manifest: dict,
                  hidden: dict[str, frozenset[str]]) -> None:
         super().__init__(keep_history=False)
-        self.protocol, self.options = manifest["protocol"], manifest.get("sink", {})
+        self.protocol, self.options = manifest["protocol"], projection_options(manifest)
         self.chosen = selectors(self.options)
         self.key_columns, self.hidden = key_columns, hidden
         self.fates = TableFates()

@@ -347,7 +347,7 @@ class StateForms:
     """The checkpoint check's normalisation: a consumer's row in the compared form under the
     upstream schema at the current checkpoint, checked against upstream's row under its key.
 
-    `truth` is the checkpoint check's upstream interpreter (checks/checkpoints.py `_Truth`): its
+    `truth` is the checkpoint check's upstream interpreter (checks/projected_truth.py `ProjectedTruth`): its
     `schemas`, `view(name)` (the table as the consumer knows it) and `proj` (per table, the
     interpreter's key -> (row, projected row, image)). Upstream's row is found when every handle-key
     column is carried exactly, so its upstream value is the value the consumer wrote; otherwise the

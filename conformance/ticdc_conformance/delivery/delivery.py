@@ -15,6 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import Iterator, Optional
 
+from ticdc_conformance.protocols.common.projection import projection_options
+
 from .classify import Classifier, stream_options
 from .late_join import LateJoinRefused, choose_checkpoint, late_join_refusal, partition_blind_spans, snapshot
 from .merges import CLASSIFYING, MERGE_FUNCTIONS, Batch, MergeContext
@@ -80,7 +82,8 @@ class Delivery:
                              f"folder is needed (Delivery(..., truth=CASE/truth)); {given}")
         checkpoint_ts, offsets = choose_checkpoint(files, Classifier(self.manifest["protocol"], options), options, rng,
                                                    partition_blind_spans(Path(truth)))
-        tables = partial(snapshot, Path(truth), checkpoint_ts, self.manifest["protocol"], self.manifest["sink"])
+        tables = partial(snapshot, Path(truth), checkpoint_ts, self.manifest["protocol"],
+                         projection_options(self.manifest))
         return Start({**first, **offsets}, checkpoint_ts, tables)
 
     # --- the steps ---------------------------------------------------------------------------------

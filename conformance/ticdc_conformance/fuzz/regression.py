@@ -31,6 +31,7 @@ from ticdc_conformance.folders import recreate
 from ticdc_conformance.golden.corpus import CASE_FORMAT, record_line, write_case_files
 from ticdc_conformance.golden.expected import READ_ORDER, GoldenExpectationError, expected_output, ordering_note
 from ticdc_conformance.golden.trace import simulate_history
+from ticdc_conformance.protocols.common.projection import with_version_profile
 from ticdc_contract.canonical import dumps_line
 from ticdc_contract.truth import read_history
 from ticdc_generators.pipeline import GENERATOR_VERSION
@@ -87,7 +88,7 @@ def write_case(case: FuzzCase, root: Path, found: dict) -> Path:
     `found`: the consumer, fuzz seed and verdict that made it a regression."""
     config = case.config
     target = recreate(Path(root) / config.encoding / case_name(case))
-    options = config.ticdc_options()
+    options = with_version_profile(config.ticdc_options(), config.version_profile)
     trace = simulate_history(case.history, config, case.seed, target / "truth")
     hidden = unjudged_by_table(target / "truth", options)
     try:

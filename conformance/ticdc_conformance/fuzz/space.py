@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
@@ -77,10 +76,6 @@ def base_config(encoding: str) -> SinkConfig:
 # gaps"): left out of what is drawn unless `known_gaps` asks for them, so a fuzz run's failure is
 # the consumer's. Each names what it leaves out.
 KNOWN_GAPS = {
-    "debezium-default-after-null": "Debezium: no SET DEFAULT and no MODIFY COLUMN (a DDL that changes a column's "
-                                   "default: a row written NULL before a later SET DEFAULT is expected with the new "
-                                   "default at the next checkpoint; after a MODIFY COLUMN that drops the default "
-                                   "the reference writes the old default for a NULL)",
     "simple-bootstrap-at-start-failover": "Simple: no changefeed failover with send-all-bootstrap-at-start (the "
                                           "restart's BOOTSTRAP of a table renamed since brings its old name back "
                                           "in the reference consumer)",
@@ -92,8 +87,6 @@ KNOWN_GAPS = {
                       "of the transaction; the checks do not yet list that count as undecidable",
     "keyless-no-old-value": "Open Protocol: output-old-value stays on once a table without a primary key exists (an UPDATE "
                             "without its old image cannot say which of the key-less rows it changed)",
-    "debezium-time-default-null": "Debezium: no table with a TIME column that has a DEFAULT (new TiCDC writes a NULL "
-                                  "of it as 0, the checks' projection expects the default)",
     "late-join-partitions": "no late join once a partitioned table exists (the snapshot's load lines carry no "
                             "partition definitions, so the reference consumer cannot apply a later partition DDL)",
 }
@@ -160,25 +153,17 @@ def schedules(draw, capabilities: Capabilities, late_join: bool = True) -> Sched
     return Schedule(**fields)
 
 
-def _ddl_kinds(encoding: str, known_gaps: bool) -> tuple[str, ...]:
-    if encoding == "debezium" and not known_gaps:  # debezium-default-after-null
-        return tuple(k for k in DDL_KINDS if k not in ("set_default", "modify_column"))
-    return DDL_KINDS
-
-
-def upstream_histories(encoding: str, max_steps: int = 10, known_gaps: bool = False
-                       ) -> SearchStrategy[list[HistoryEvent]]:
+def upstream_histories(max_steps: int = 10) -> SearchStrategy[list[HistoryEvent]]:
     """Histories of the stateful upstream model, small enough that an example takes a fraction of
-    a second: two databases, up to three tables, every DDL kind (but KNOWN_GAPS'), CREATE TABLE
-    the likeliest."""
+    a second: two databases, up to three tables, every DDL kind, CREATE TABLE the likeliest."""
     # CREATE TABLE three times as likely as another DDL: bugs of ordering across tables (rows of
     # tables interleaved, re-sent below another table's commit ts) need two tables with rows.
-    kinds = ("create_table",) * 2 + _ddl_kinds(encoding, known_gaps)
+    kinds = ("create_table",) * 2 + DDL_KINDS
     return histories(max_steps=max_steps, max_tables=3, max_statements=3, max_columns=4, ddl_kinds=kinds)
 
 
 @st.composite
-def many_table_histories(draw, encoding: str, max_steps: int = 10, known_gaps: bool = False) -> list[HistoryEvent]:
+def many_table_histories(draw, max_steps: int = 10) -> list[HistoryEvent]:
     """Histories of the same upstream model that start with two or three tables and go on mostly
     with transactions (a DDL one step in four): rows of several tables between two DDL barriers,
     which the bugs of order across tables need (a row delivered below another table's commit ts
@@ -188,12 +173,11 @@ def many_table_histories(draw, encoding: str, max_steps: int = 10, known_gaps: b
     driver.create_schemas()
     for _ in range(draw(st.integers(2, 3))):
         driver.create_table(draw)
-    kinds = _ddl_kinds(encoding, known_gaps)
     for _ in range(max_steps):
         if draw(st.integers(0, 7)) == 0:  # stop: the simplest choice, so histories shrink short
             break
         if draw(st.integers(0, 3)) == 3:
-            driver.step(draw, draw(st.sampled_from(kinds)))
+            driver.step(draw, draw(st.sampled_from(DDL_KINDS)))
         else:
             driver.transaction(draw)
     return driver.events
@@ -224,11 +208,7 @@ def fuzz_cases(draw, encoding: str, capabilities: Capabilities, max_steps: int =
     `known_gaps` draws the parts of the space KNOWN_GAPS leaves out too."""
     # One history in three starts with several tables (shrinking goes toward the plain mix).
     shape = many_table_histories if draw(st.integers(0, 2)) == 2 else upstream_histories
-    history = tuple(draw(shape(encoding, max_steps, known_gaps)))
-    if encoding == "debezium" and not known_gaps:  # debezium-time-default-null
-        assume(not any(isinstance(e, DDL) and e.table_after is not None and any(
-            c.type.base == "time" and c.has_default and c.default is not None for c in e.table_after.columns)
-            for e in history))
+    history = tuple(draw(shape(max_steps)))
     # Without a primary key a message may name no key columns (Canal-JSON pkNames): rows are told apart by image.
     keyless = any(isinstance(e, DDL) and e.table_after is not None and e.table_after.primary_key is None
                   for e in history)

@@ -36,6 +36,7 @@ from ticdc_conformance.golden.matrix import Case, cases, level_of
 from ticdc_conformance.golden.swap import new_staging, recover, signals_held, sigterm_as_interrupt, swap_in, sweep
 from ticdc_conformance.golden.trace import Trace, simulate
 from ticdc_conformance.golden.verify import field_changes
+from ticdc_conformance.protocols.common.projection import with_version_profile
 from ticdc_contract.canonical import dumps_line
 from ticdc_generators.pipeline import GENERATOR_VERSION
 from ticdc_generators.scenarios import get_scenario
@@ -64,7 +65,7 @@ def build_case(case: Case, target: Path, scratch: Optional[Path] = None) -> dict
     """Writes one golden case folder from scratch; returns its case.json content. The ground truth
     goes to a temporary folder under `scratch` (the system's temporary folder when None)."""
     config = case.config()
-    options = config.ticdc_options()
+    options = with_version_profile(config.ticdc_options(), config.version_profile)
     with tempfile.TemporaryDirectory(prefix="ticdc-golden-", dir=scratch) as tmp:
         trace = simulate(case.scenario, case.seed, case.events, config, Path(tmp) / "truth", case.max_value_bytes)
         hidden = unjudged_by_table(Path(tmp) / "truth", options)

@@ -35,7 +35,7 @@ from ticdc_generators.pipeline import DDLEvent, RowEvent
 from ticdc_contract.state import TableStates
 
 from ticdc_conformance.protocols import protocol as protocol_spec
-from ticdc_conformance.checks.checkpoints import _Truth  # the checkpoint check's ground-truth interpreter, reused as is
+from ticdc_conformance.checks.projected_truth import ProjectedTruth  # the checkpoint check's ground-truth interpreter
 from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.checks.key_updates import delivered_changes
 from ticdc_conformance.fidelity.matrix import type_label
@@ -140,7 +140,7 @@ def ddl_entry(protocol: str, ddl: DDL, commit_ts: Optional[int]) -> dict:
     return {"kind": "ddl", "commit_ts": commit_ts, "schema": schema, "table": table, "query": ddl.query}
 
 
-def _final(truth: _Truth) -> dict[Name, tuple[list[str], list[dict]]]:
+def _final(truth: ProjectedTruth) -> dict[Name, tuple[list[str], list[dict]]]:
     out = {}
     for name in sorted(truth.schemas):
         view = truth.view(name)
@@ -152,7 +152,7 @@ def _final(truth: _Truth) -> dict[Name, tuple[list[str], list[dict]]]:
 
 def expected_output(trace: Trace, protocol: str, options: dict, hidden: dict) -> Expected:
     rows = _Rows(protocol, options)
-    truth = _Truth(protocol, options, hidden)
+    truth = ProjectedTruth(protocol, options, hidden)
     if not carries_commit_ts(protocol, options):
         applied = _arrival_log(trace, rows)
         for event in trace.history:

@@ -7,7 +7,7 @@ from collections import Counter
 import orjson
 import pytest
 
-from ticdc_conformance.checks.checkpoints import _Truth, unjudged_by_table
+from ticdc_conformance.checks.projected_truth import ProjectedTruth, unjudged_by_table
 from ticdc_conformance.delivery import Delivery, LateJoinRefused, Poll, Schedule, late_join_refusal
 from ticdc_conformance.delivery.classify import Classifier, stream_options
 from ticdc_conformance.transport.record_files import file_records
@@ -55,7 +55,7 @@ def test_the_snapshot_is_upstream_at_the_checkpoint_as_the_checks_project_it(cas
     d = delivery(folder, "timestamp:seed=3,late-join")
     w = d.start.checkpoint_ts
     options = manifest["sink"]
-    truth = _Truth(manifest["protocol"], options, unjudged_by_table(folder / "truth", options))
+    truth = ProjectedTruth(manifest["protocol"], options, unjudged_by_table(folder / "truth", options))
     for event in read_history(folder / "truth"):
         if event.commit_ts > w:
             break

@@ -8,10 +8,27 @@ completed row reads exactly like one a full message carried.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Optional
 
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_contract.model import TableSchema
+
+
+def with_version_profile(options: Mapping[str, Any], version_profile: Optional[str]) -> dict[str, Any]:
+    """`options` plus the TiCDC generation that wrote the records ("version-profile"; absent means
+    new TiCDC, the simulator's default): a few values differ between generations in what the
+    consumer receives (docs/version-profiles.md), so the projection must know which one it models.
+    It is not a changefeed option and never reaches a decoder."""
+    out = dict(options)
+    if version_profile not in (None, "ticdc"):
+        out["version-profile"] = version_profile
+    return out
+
+
+def projection_options(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a case's projection reads, from its manifest or case.json: the sink options under
+    TiCDC's names and the generator's version profile."""
+    return with_version_profile(manifest.get("sink") or {}, (manifest.get("generator") or {}).get("version_profile"))
 
 
 def project_truth_row(table: TableSchema, row: dict[str, Any], protocol: str, options: dict) -> dict[str, Any]:

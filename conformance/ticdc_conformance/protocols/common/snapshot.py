@@ -30,7 +30,7 @@ from ticdc_contract.model import TableSchema
 from ticdc_contract.schema_json import table_from_json
 
 from .column_selection import consumer_table, selectors
-from .projection import project_truth_row
+from .projection import project_truth_row, projection_options
 
 Name = tuple[str, str]
 # The decoder option (not a TiCDC one) that hands a decoder its SnapshotLookup.
@@ -145,7 +145,7 @@ class TruthSnapshot:
     def for_run(cls, run_dir: Path) -> "TruthSnapshot":
         """The truth of a `ticdc-conformance generate` output folder, projected as its manifest's protocol."""
         manifest = orjson.loads((Path(run_dir) / "manifest.json").read_bytes())
-        return cls(Path(run_dir) / "truth", manifest["protocol"], manifest["sink"])
+        return cls(Path(run_dir) / "truth", manifest["protocol"], projection_options(manifest))
 
     def __getstate__(self) -> dict[str, Any]:
         # Shipped to Spark workers by configuration only; each rebuilds its own indexes.

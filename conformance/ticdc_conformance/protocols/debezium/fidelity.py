@@ -28,6 +28,8 @@ _RAW_NUMBER = ("without the schema (debezium-disable-schema) the JSON number is 
                "an integral float64 without a fraction, its shortest digits padded with zeros "
                "(9.223372036854776e18 arrives as the integer 9223372036854776000)")
 
+_ZERO_TIME = "00:00:00"
+
 
 def project_value(t: TiDBType, value: Any, options: Optional[dict] = None) -> Any:
     opts = parse_options(options)
@@ -42,9 +44,13 @@ def project_column(column: Column, value: Any, options: Optional[dict] = None) -
     """A column's value as a Debezium consumer sees it: TiCDC writes a NULL of a column that has a
     DEFAULT as that default (TiCDC pkg/sink/codec/debezium/codec.go writeDebeziumFieldValue:
     `if datum.IsNull() { ... getValueFromDefault(defaultVal, ft) }`), so NULL and the default
-    cannot be told apart downstream."""
+    cannot be told apart downstream. New TiCDC reads a TIME default's string datum as a Duration
+    and writes 0 (TiCDC codec.go getValueFromDefault; the generator models it in
+    generators/…/debezium/values.py); TiCDC's classic generation ("version-profile": "tiflow")
+    parses it and writes the default."""
     if value is None and column.has_default and column.default is not None:
-        value = column.default
+        new_ticdc = (options or {}).get("version-profile", "ticdc") == "ticdc"
+        value = _ZERO_TIME if column.type.base == "time" and new_ticdc else column.default
     return project_value(column.type, value, options)
 
 

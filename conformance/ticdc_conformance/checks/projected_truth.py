@@ -1,0 +1,191 @@
+"""The ground truth replayed event by event, every row also kept as a protocol's consumer holds it.
+
+The checkpoint check compares a consumer's tables with this at every checkpoint, the golden
+corpus's expected outputs are its final tables, and the final-state check takes its rows where a
+row's projection depends on when the row was written (`written_finals`).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Callable, Optional
+
+import orjson
+
+from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_contract.canonical import row_to_json
+from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
+from ticdc_contract.schema_json import table_from_json
+from ticdc_contract.state import TableStates
+from ticdc_contract.truth import read_history
+
+from .key_updates import delivered_changes
+from .projection import row_projection
+from .selection import consumer_table, selectors, unjudged_columns
+
+Name = tuple[str, str]
+_SORTED = orjson.OPT_SORT_KEYS
+
+
+# --- what is judged ----------------------------------------------------------------------------
+def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[str]]:
+    """Per table name, the columns no consumer can know in any of its schema versions (virtual
+    generated, unselected). One set per name for the whole run keeps a row's comparable image the
+    same whenever it is computed."""
+    chosen = selectors(options)
+    out: dict[Name, set[str]] = defaultdict(set)
+    with open(Path(truth_dir) / "tables.ndjson", "rb") as f:
+        for line in f:
+            t = table_from_json(orjson.loads(line))
+            out[(t.schema, t.table)] |= unjudged_columns(t, chosen)
+    return {name: frozenset(cols) for name, cols in out.items()}
+
+
+def comparable(row: dict, hidden: frozenset[str]) -> bytes:
+    if not hidden:  # most tables: nothing to leave out
+        return orjson.dumps(row, option=_SORTED)
+    return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
+
+
+def bump_count(counts: Counter, image: bytes, delta: int) -> None:
+    """Adds `delta` to an image's count; a count back at zero is removed, not kept as 0: every
+    UPDATE makes a new image, and the zeros would keep every image of the stream in memory."""
+    n = counts[image] + delta
+    if n:
+        counts[image] = n
+    else:
+        counts.pop(image, None)
+
+
+# --- upstream, event by event ------------------------------------------------------------------
+def _frozen(row: Row) -> tuple:
+    return tuple(sorted(row.items()))
+
+
+class ProjectedTruth(TableStates):
+    """The ground truth's interpreter (ticdc_contract.state), with every row also kept as the
+    protocol's consumer sees it and every change since the last checkpoint noted.
+
+    Projection happens when a row is written: a protocol may encode a value differently under a
+    later schema version (Debezium writes a NULL as the column's DEFAULT at the time), and the
+    consumer keeps what it received. Rows a DDL rewrites (ADD COLUMN, RENAME, EXCHANGE, a new key)
+    keep the projection of every column whose value the DDL did not change."""
+
+    def __init__(self, protocol: str, options: dict, hidden: dict[Name, frozenset[str]]) -> None:
+        super().__init__(keep_history=False)
+        self.protocol, self.options, self.chosen, self.hidden = protocol, options, selectors(options), hidden
+        self.proj: dict[Name, dict[tuple, tuple[Row, dict, bytes]]] = defaultdict(dict)
+        self.counts: dict[Name, Counter] = defaultdict(Counter)
+        self.dirty: set[tuple[Name, bytes]] = set()
+        self._in_ddl = False
+        self._stash: dict[tuple, list[tuple[Row, dict, bytes]]] = defaultdict(list)
+        self.expected: Counter = Counter()  # row events of the last transaction, as (table, key)
+        # Per table name: the schema version last asked about, its view and its row projection.
+        # Every row a version sees asks for them, so each version makes them once.
+        self._views: dict[Name, tuple[TableSchema, TableSchema, Callable[[dict], dict]]] = {}
+
+    def _version(self, name: Name) -> tuple[TableSchema, TableSchema, Callable[[dict], dict]]:
+        schema = self.schemas[name]
+        hit = self._views.get(name)
+        if hit is None or hit[0] is not schema:
+            view = consumer_table(schema, self.chosen)
+            hit = self._views[name] = (schema, view, row_projection(view, self.protocol, self.options))
+        return hit
+
+    def view(self, name: Name) -> TableSchema:
+        return self._version(name)[1]
+
+    def _count(self, name: Name, image: bytes, delta: int) -> None:
+        bump_count(self.counts[name], image, delta)
+        self.dirty.add((name, image))
+
+    def _put(self, name: Name, key: tuple, row: Optional[Row], ts: int) -> None:
+        old = self.proj[name].pop(key, None)
+        if old is not None:
+            self._count(name, old[2], -1)
+            if row is None and self._in_ddl:
+                self._stash[_frozen(old[0])].append(old)
+        super()._put(name, key, row, ts)
+        if row is None:
+            return
+        # The projection reads truth-file values (canonical JSON form: binary as base64).
+        proj = self._version(name)[2](row_to_json(self.schemas[name], row))
+        carried = old if self._in_ddl else None
+        if self._in_ddl and carried is None and self._stash.get(_frozen(row)):
+            carried = self._stash[_frozen(row)].pop()
+        if carried is not None:
+            raw, before, _ = carried
+            proj = {c: before[c] if c in before and c in raw and raw[c] == row.get(c) else v for c, v in proj.items()}
+        image = comparable(proj, self.hidden.get(name, frozenset()))
+        self.proj[name][key] = (dict(row), proj, image)
+        self._count(name, image, +1)
+
+    def _apply_ddl(self, ddl: DDL) -> None:
+        self._in_ddl = True
+        try:
+            super()._apply_ddl(ddl)
+        finally:
+            self._in_ddl = False
+            self._stash.clear()
+
+    def key_of(self, name: Name, row: dict) -> bytes:
+        """The row's key as the consumer's messages name it (the whole image in a key-less table)."""
+        handle = self.view(name).handle_key
+        if handle:
+            return orjson.dumps([row.get(c) for c in handle])
+        return comparable(row, self.hidden.get(name, frozenset()))
+
+    def _apply_txn(self, txn: Transaction) -> None:
+        """Also notes the row events TiCDC sends for it: a key-changing UPDATE is a DELETE and an
+        INSERT unless output-raw-change-event (key_updates.py)."""
+        raw = bool(self.options.get("output-raw-change-event"))
+        befores = []
+        for ch in txn.changes:
+            name = (ch.table.schema, ch.table.table)
+            b = self.proj[name].get(ch.table.row_key(ch.before)) if ch.before is not None else None
+            befores.append(b[1] if b is not None else None)
+        super()._apply_txn(txn)
+        expected: Counter = Counter()
+        for ch, before in zip(txn.changes, befores):
+            name = (ch.table.schema, ch.table.table)
+            after = self.proj[name][ch.table.row_key(ch.after)][1] if ch.after is not None else None
+            for event in delivered_changes(ch, raw):
+                expected[(name, self.key_of(name, (after if event.op is not Op.DELETE else before) or {}))] += 1
+        self.expected = expected
+
+
+# --- final rows projected when written -----------------------------------------------------------
+def defaults_changed(truth_dir: Path) -> bool:
+    """Whether a DDL of the history changed the DEFAULT of a column a table kept (SET DEFAULT,
+    MODIFY COLUMN), read from the table versions of truth/tables.ndjson."""
+    last: dict[Name, dict[object, tuple]] = {}
+    with open(Path(truth_dir) / "tables.ndjson", "rb") as f:
+        for line in f:
+            t = table_from_json(orjson.loads(line))
+            now = {c.column_id or c.name: (c.has_default, c.default) for c in t.columns}
+            before = last.get((t.schema, t.table), {})
+            if any(k in before and before[k] != v for k, v in now.items()):
+                return True
+            last[(t.schema, t.table)] = now
+    return False
+
+
+def written_finals(truth_dir: Path, protocol: str, options: dict) -> dict[str, tuple[list[dict], list[dict]]]:
+    """Per table (qualified name) upstream's final rows (truth-file form) and each row as projected
+    when it was last written, for a protocol whose value of a column depends on the schema at that
+    time (one with a column projection: Debezium writes a NULL as the DEFAULT of the day) in a
+    history that changed a DEFAULT. Projecting upstream's final rows with the final schema would
+    then expect values no message carried. Empty otherwise, which is nearly always: this replays the
+    whole history and holds every table in memory, as the checkpoint check does."""
+    if protocol_spec(protocol).project_column is None or not defaults_changed(truth_dir):
+        return {}
+    truth = ProjectedTruth(protocol, options, unjudged_by_table(truth_dir, options))
+    for event in read_history(Path(truth_dir)):
+        truth.apply(event)
+    out = {}
+    for name, rows in truth.proj.items():
+        schema = truth.schemas.get(name)
+        if schema is not None:
+            out[schema.qualified_name] = ([row_to_json(schema, raw) for raw, _, _ in rows.values()],
+                                          [proj for _, proj, _ in rows.values()])
+    return out
