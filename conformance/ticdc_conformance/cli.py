@@ -8,19 +8,31 @@ command_line.py.
 """
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from ticdc_conformance.errors import SPARK_EXTRA, SparkMissing
-from ticdc_conformance.fuzz_command import fuzz
-from ticdc_conformance.kafka_command import kafka
 
-from .bench.command import bench
-from .consumers.command import consume, py_files
-from .fidelity.command import fidelity
-from .golden.command import golden
-from .lint.command import lint_cmd
-from .rules.command import rules_cmd
-from .run_command import check, differential_cmd, generate_cmd, run, scenarios
+# Each subcommand's home, imported only when the command runs (or help lists them all): importing
+# every command's module costs about 2.5 s (the fuzz engine pulls in Hypothesis, the runner DeepDiff
+# and pandas), which every short command, `consume` included, paid before it started.
+COMMANDS = {
+    "scenarios": "ticdc_conformance.run_command:scenarios",
+    "generate": "ticdc_conformance.run_command:generate_cmd",
+    "consume": "ticdc_conformance.consumers.command:consume",
+    "py-files": "ticdc_conformance.consumers.command:py_files",
+    "run": "ticdc_conformance.run_command:run",
+    "check": "ticdc_conformance.run_command:check",
+    "golden": "ticdc_conformance.golden.command:golden",
+    "differential": "ticdc_conformance.run_command:differential_cmd",
+    "fidelity": "ticdc_conformance.fidelity.command:fidelity",
+    "bench": "ticdc_conformance.bench.command:bench",
+    "rules": "ticdc_conformance.rules.command:rules_cmd",
+    "lint": "ticdc_conformance.lint.command:lint_cmd",
+    "kafka": "ticdc_conformance.kafka_command:kafka",
+    "fuzz": "ticdc_conformance.fuzz_command:fuzz",
+}
 
 
 class _Main(click.Group):
@@ -28,6 +40,19 @@ class _Main(click.Group):
     line saying how to install it (exit 2, a bad invocation of this installation), not a traceback.
     The commands that need Spark check first (require_spark) and say what to do instead; an import of
     PySpark that fails anywhere else is caught here."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        home = COMMANDS.get(cmd_name)
+        if home is None:
+            return None
+        module, _, name = home.partition(":")
+        command = getattr(importlib.import_module(module), name)
+        if command.name != cmd_name:
+            raise RuntimeError(f"{home} is the command {command.name!r}, not {cmd_name!r}")
+        return command
 
     def invoke(self, ctx: click.Context):
         try:
@@ -46,9 +71,3 @@ class _Main(click.Group):
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Conformance and fuzz testing for consumers of TiCDC's Kafka protocols."""
-
-
-for command in (scenarios, generate_cmd, consume, py_files, run, check, golden, differential_cmd, fidelity, bench,
-                rules_cmd, lint_cmd, kafka):
-    main.add_command(command)
-main.add_command(fuzz)

@@ -39,16 +39,7 @@ def test_fuzz_finds_and_shrinks(broken, tmp_path):
     assert not replay_case(saved, adapter_for(REFERENCE), tmp_path / "reference").failed
 
 
-# Debezium: a BIGINT UNSIGNED column holding 18446744073709551615 (its DEFAULT) reaches the reference
-# streaming consumer's tables as 0 (the `local` reference reads it right): found by this test's seed,
-# left for the consumer's owners (docs/fuzz.md, "Known gaps").
-# Not strict: whether this seed draws that DEFAULT depends on the rest of the drawn space.
-_UINT64_MAX = pytest.mark.xfail(strict=False, reason="debezium-uint64-max: BIGINT UNSIGNED 2^64-1 read as 0 by the "
-                                                    "reference streaming consumer")
-
-
-@pytest.mark.parametrize("encoding", [pytest.param(e, marks=_UINT64_MAX) if e == "debezium" else e
-                                      for e in encodings()])
+@pytest.mark.parametrize("encoding", encodings())
 def test_the_reference_passes_the_same_budget(encoding, tmp_path):
     report = fuzz_encoding(adapter_for(REFERENCE), encoding, BUDGET, tmp_path / "work", seed=SEED,
                            progress=_quiet())

@@ -44,14 +44,30 @@ def project_column(column: Column, value: Any, options: Optional[dict] = None) -
     """A column's value as a Debezium consumer sees it: TiCDC writes a NULL of a column that has a
     DEFAULT as that default (TiCDC pkg/sink/codec/debezium/codec.go writeDebeziumFieldValue:
     `if datum.IsNull() { ... getValueFromDefault(defaultVal, ft) }`), so NULL and the default
-    cannot be told apart downstream. New TiCDC reads a TIME default's string datum as a Duration
-    and writes 0 (TiCDC codec.go getValueFromDefault; the generator models it in
-    generators/…/debezium/values.py); TiCDC's classic generation ("version-profile": "tiflow")
-    parses it and writes the default."""
+    cannot be told apart downstream (`null_as_default`)."""
     if value is None and column.has_default and column.default is not None:
-        new_ticdc = (options or {}).get("version-profile", "ticdc") == "ticdc"
-        value = _ZERO_TIME if column.type.base == "time" and new_ticdc else column.default
+        value = null_as_default(column, options)
     return project_value(column.type, value, options)
+
+
+def null_as_default(column: Column, options: Optional[dict] = None) -> Any:
+    """The upstream value whose encoding TiCDC sends for a NULL of `column` (which has a DEFAULT).
+    TiCDC (helper.go getValueFromDefault) turns the default's text into a value of the column's
+    type and keeps the text where that fails; a text datum then read as a number or a duration is 0:
+    - an integer or YEAR default outside int64 (BIGINT UNSIGNED above 2^63-1) fails
+      strconv.ParseInt: 0;
+    - new TiCDC does not convert a TIME default at all: 0 (00:00:00); TiCDC's classic generation
+      ("version-profile": "tiflow") parses it and sends the default."""
+    t, default = column.type, column.default
+    if (t.is_integer or t.base == "year") and not isinstance(default, bool):
+        try:
+            number = int(str(default))
+        except ValueError:
+            return 0
+        return number if -(2**63) <= number < 2**63 else 0
+    if t.base == "time" and (options or {}).get("version-profile", "ticdc") == "ticdc":
+        return _ZERO_TIME
+    return default
 
 
 def describe_fidelity(t: TiDBType, options: Optional[dict] = None) -> tuple[str, str]:
