@@ -20,8 +20,6 @@ import click
 from rich.table import Table
 
 from ticdc_contract.protocols import ALL
-from ticdc_generators.pipeline import generate
-from ticdc_generators.scenarios import SCENARIOS
 
 from .command_line import (
     console,
@@ -37,8 +35,24 @@ from .command_line import (
 from .consumers.adapters import SparkConsumer
 from .consumers.adapters.interface import DEFAULT_TIMEOUT_S as CONSUMER_TIMEOUT_S
 
+
+class _ScenarioChoice(click.Choice):
+    """click.Choice of the scenario names, read from the generator when first asked for: importing
+    the scenarios (Faker, Hypothesis) costs more than a second, which `check`, defined in this module
+    but never generating, need not pay. (click.Choice takes its choices when made.)"""
+
+    def __init__(self) -> None:
+        self.case_sensitive = True
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from ticdc_generators.scenarios import SCENARIOS
+
+        return tuple(sorted(SCENARIOS))
+
+
 _scenario_option = click.option("--scenario", "-s", default="smoke", show_default=True,
-                                type=click.Choice(sorted(SCENARIOS)), help="Named scenario.")
+                                type=_ScenarioChoice(), help="Named scenario.")
 _changefeed_option = click.option(
     "--changefeed", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
     help="A TiCDC changefeed TOML whose [sink] options apply on top of the encoding's defaults.")
@@ -185,6 +199,8 @@ def _changefeed_failure(scenario: str, seed: int, encoding: str):
 @click.command()
 def scenarios() -> None:
     """List the named scenarios."""
+    from ticdc_generators.scenarios import SCENARIOS
+
     for name in sorted(SCENARIOS):
         console.print(f"[bold]{name}[/bold]  {SCENARIOS[name].description}")
 
@@ -211,6 +227,8 @@ def generate_cmd(scenario: str, seed: int, time_zone: str, version_profile: str,
                  events: int | None, **delivery_options) -> None:
     """Generate a scenario's Kafka records exactly as TiCDC's Kafka sink would send them, into a new
     or empty folder (--replace empties an earlier generate output first)."""
+    from ticdc_generators.pipeline import generate
+
     from .folders import FolderRefused, prepare_generate_output
 
     delivery = _delivery(delivery_options)

@@ -56,7 +56,6 @@ from ticdc_conformance.findings.outcome import (
 )
 from ticdc_conformance.protocols.common.projection import projection_options
 from ticdc_conformance.protocols.common.watermarks import carries_watermarks
-from ticdc_generators.pipeline import config_for, generate
 from ticdc_generators.sink.config import SinkConfig
 
 from .checks.checkpoints import CheckpointVerdict, check_checkpoints
@@ -291,6 +290,8 @@ def _locate(result: EncodingResult, case: Path, manifest: dict) -> None:
 
 def run_options_digest(scenario: str, encoding: str, config: SinkConfig, events: Optional[int]) -> Optional[str]:
     """A digest of what sets this run apart from the encoding's default (sink config, size), or None."""
+    from ticdc_generators.pipeline import config_for  # the generator only where a run generates (cli.py)
+
     if config == config_for(scenario, encoding) and events is None:
         return None
     return options_digest([config, events])
@@ -317,6 +318,8 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
     goes to CASE/consumer.log, where a program's stdout and stderr go, never to the suite's output."""
     phase = on_phase or (lambda name, records: None)
     adapter = consumer_adapter(consumer, spark)
+    from ticdc_generators.pipeline import config_for, generate
+
     config = config or config_for(scenario, encoding, time_zone=time_zone)
     digest = digest if digest is not None else run_options_digest(scenario, encoding, config, events)
     case = case_folder(work, scenario, seed, encoding, digest)

@@ -15,7 +15,6 @@ from functools import lru_cache
 from typing import Any, Optional
 
 import orjson
-from deepdiff import DeepDiff
 
 ABSENT_TEXT = "<absent>"
 # The words of a CONSUMER-DEDUP-1 finding whose cause is known from the consumer's table alone (the
@@ -34,6 +33,9 @@ SUITE_RULES = {
 def row_diff(expected: dict, actual: dict) -> dict[str, dict[str, Any]]:
     """The minimal difference of two rows, path -> {"expected", "actual"}, as DeepDiff finds it
     (a changed value, a value of another type, a column only one side has)."""
+    # Imported here: DeepDiff pulls in pandas (about a second), which a conformant run never needs.
+    from deepdiff import DeepDiff
+
     dd = DeepDiff(expected, actual, verbose_level=2)
     changes: dict[str, dict[str, Any]] = {}
     for kind in ("values_changed", "type_changes"):
