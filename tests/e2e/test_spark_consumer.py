@@ -327,3 +327,45 @@ def test_scratch_between_stages_is_written_in_bounded_row_groups(spark, tmp_path
     assert meta.num_rows == 4096
     assert meta.num_row_groups > 1, "4096 rows of ~1 KiB went into one row group"
     assert spark.sparkContext.getConf().get("spark.unsafe.sorter.spill.read.ahead.enabled") == "false"
+
+
+def _rewrite_records(case: Path, target: Path, reorder) -> None:
+    """CASE/records rewritten into TARGET: `reorder(table) -> [(file name, table)]` per record file."""
+    target.mkdir()
+    for path in sorted((case / "records").glob("*.parquet")):
+        for name, table in reorder(path.stem, pq.read_table(path)):
+            pq.write_table(table, target / f"{name}.parquet")
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("layout", ["as written", "reversed", "split"])
+def test_record_files_not_in_partition_order_are_placed_and_sorted_first(tmp_path, spark, layout, monkeypatch):
+    """Record files are read whole, one task each, without a shuffle, when each holds one partition in
+    offset order; a file in reverse offset order, or a partition split over two files, falls back
+    to placing and sorting the records, with the same outputs."""
+    from ticdc_conformance.consumers.spark import job
+    from ticdc_conformance.consumers.spark.job import consume
+
+    placed: list[tuple] = []  # the orders _by_partition sorts by: the decode stage's, the admit stage's
+    by_partition = job._Run._by_partition
+    monkeypatch.setattr(job._Run, "_by_partition", lambda self, df, *order: placed.append(order) or
+                        by_partition(self, df, *order))
+    case = tmp_path / "case"
+    manifest = generate("ddl-evolution", 1, config_for("ddl-evolution", "canal-json"), case)
+
+    def reorder(stem, table):
+        if layout == "as written":
+            return [(stem, table)]
+        if layout == "reversed":
+            return [(stem, table.take(list(range(table.num_rows - 1, -1, -1))))]
+        half = table.num_rows // 2
+        return [(stem + "-a", table.slice(0, half)), (stem + "-b", table.slice(half))]
+
+    _rewrite_records(case, tmp_path / "records", reorder)
+    local = tmp_path / "local"
+    local_figures = consume_local(case / "records", manifest, local)
+    spark_figures = consume(spark, tmp_path / "records", manifest, tmp_path / "spark", tmp_path / "work", run_dir=case)
+    _assert_same_outputs(local, tmp_path / "spark", local_figures, spark_figures)
+    decoded_by_placing = ("topic", "partition", "offset") in placed
+    assert decoded_by_placing == (layout != "as written"), placed

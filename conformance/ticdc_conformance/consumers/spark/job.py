@@ -5,9 +5,12 @@ It writes what the sequential reference consumer (sequential/consumer.py) writes
 "Output") -- and follows the same rules (docs/consumer-rules.md), so the checkpoint check holds it
 against the ground truth at every checkpoint. Stages, each one or two Spark jobs:
 
-1. decode (consumers/rules/decode_stage.py): records repartitioned by Kafka partition, sorted by offset, decoded in
-   parallel with `mapInArrow`; every event carries its record's place in the merged arrival order;
-   the partitions' watermark progress rides along as rows of its own. Written to WORK/decoded/;
+1. decode (consumers/rules/decode_stage.py): one task per Kafka partition decodes its records in
+   offset order with `mapInArrow` -- a record file, which holds one partition in offset order, is
+   read whole by its task as it lies, without a shuffle; a DataFrame, or record files that turn out
+   not to keep that order, are repartitioned by Kafka partition and sorted by offset first. Every
+   event carries its record's place in the merged arrival order; the partitions' watermark progress
+   rides along as rows of its own. Written to WORK/decoded/;
 2. plan (plan.py, on the driver): from the small rows only (watermark, progress, DDL,
    BOOTSTRAP, one summary per partition) the checkpoints -- the global watermark, the minimum over
    partitions, each time it rises, at the record where it does --, which DDL is applied at which
@@ -44,6 +47,7 @@ import shutil
 import sys
 import time
 import zipfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -204,10 +208,13 @@ def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir:
     if isinstance(records, (str, Path)):
         run_dir = Path(records).parent if run_dir is None else run_dir
         from ticdc_conformance.transport.spark_source import record_files_dataframe
-        records = record_files_dataframe(spark, Path(records).resolve())
+        files: Optional[Path] = Path(records).resolve()
+        records = record_files_dataframe(spark, files)
+    else:
+        files = None
     run = _Run(spark, manifest, out, work, run_dir, clock)
     with clock("decode"):
-        facts, cps, ddls = run.decode(records)
+        facts, cps, ddls = run.decode(records, files)
         boots = bootstrap_items(facts.rows("bootstrap"), cps)
     with clock("admit"):
         counts = run.admit(cps, ddls)
@@ -287,13 +294,37 @@ class _Run:
                               F.lit(self._slot_values[i])).otherwise(slot)
         return slot
 
-    def decode(self, records) -> tuple["_StreamFacts", Checkpoints, Any]:
-        """Stages 1 and 2: the decoded events on disk, the small rows on the driver, the plan."""
+    def decode(self, records, files: Optional[Path] = None) -> tuple["_StreamFacts", Checkpoints, Any]:
+        """Stages 1 and 2: the decoded events on disk, the small rows on the driver, the plan.
+
+        `files`, the record-file folder `records` was read from: each file is read whole by a task
+        of its own and decoded as it lies (no shuffle: the whole input moved once less). A file
+        whose records are not one partition's in increasing offsets (in_file_order stops the task),
+        or two files of one partition (two "end" rows for it), make it decode `records` the general
+        way instead: placed by partition and sorted."""
+        decoder = arrow_decoder(self.protocol, self.options)
+        if files is not None:
+            try:
+                with _whole_files(self.spark):
+                    write_scratch(self.spark.read.parquet(str(files)).mapInArrow(
+                        in_file_order(decoder), _spark_ddl(DECODED_SCHEMA)), self.work / "decoded")
+                facts = self._facts()
+                if all(n == 1 for n in Counter((r["topic"], r["partition"]) for r in facts.rows("end")).values()):
+                    return self._plan(facts)
+            except Exception as e:  # noqa: BLE001 - only the order check's own failure falls back
+                if OUT_OF_ORDER not in str(e):
+                    raise
+            _remove(self.work / "decoded")
         write_scratch(self._by_partition(records, "topic", "partition", "offset")
-                      .mapInArrow(arrow_decoder(self.protocol, self.options), _spark_ddl(DECODED_SCHEMA)),
-                      self.work / "decoded")
+                      .mapInArrow(decoder, _spark_ddl(DECODED_SCHEMA)), self.work / "decoded")
+        return self._plan(self._facts())
+
+    def _facts(self) -> "_StreamFacts":
         self.ev = ev = self.spark.read.parquet(str(self.work / "decoded"))
-        facts = _StreamFacts([r.asDict() for r in ev.filter(ev.kind.isin(*SMALL_KINDS)).select(*SMALL_COLUMNS).collect()])
+        return _StreamFacts([r.asDict() for r in ev.filter(ev.kind.isin(*SMALL_KINDS)).select(*SMALL_COLUMNS).collect()])
+
+    def _plan(self, facts: "_StreamFacts") -> tuple["_StreamFacts", Checkpoints, Any]:
+        ev = self.ev
         if facts.errors:
             _raise_decode_errors(ev, facts.errors, self.protocol)
         cps = Checkpoints.from_progress(facts.rows("progress"), self.partitions, seen=bool(facts.rows("watermark")))
@@ -423,6 +454,51 @@ def _first_per_columns(groups: list[dict]) -> list[dict]:
         if ident not in first or key < tuple(first[ident]["first"][c] for c in APPLY_KEY[:-1]):
             first[ident] = g
     return list(first.values())
+
+
+OUT_OF_ORDER = "record file out of partition and offset order"
+# maxPartitionBytes and openCostInBytes: a file is never split, and no two share a task.
+_WHOLE_FILES = {"spark.sql.files.maxPartitionBytes": str(1 << 40), "spark.sql.files.openCostInBytes": str(1 << 40)}
+
+
+@contextmanager
+def _whole_files(spark) -> Iterator[None]:
+    """File scans planned meanwhile read every file whole, in a task of its own."""
+    saved = {name: spark.conf.get(name, None) for name in _WHOLE_FILES}
+    for name, value in _WHOLE_FILES.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, value)
+
+
+def in_file_order(decode):
+    """`decode` (a mapInArrow function) over batches that must hold each topic-partition's records
+    together, in increasing offsets; otherwise the task stops with OUT_OF_ORDER in its message."""
+
+    def checked(batches: Iterator) -> Iterator:
+        finished: set[tuple[str, int]] = set()
+        current, last = None, -1
+        for batch in batches:
+            columns = batch.select(["topic", "partition", "offset"]).to_pydict()
+            for topic, partition, offset in zip(columns["topic"], columns["partition"], columns["offset"]):
+                if (topic, partition) != current:
+                    if (topic, partition) in finished:
+                        raise ValueError(f"{OUT_OF_ORDER}: {topic}/{partition} resumes at offset {offset}")
+                    if current is not None:
+                        finished.add(current)
+                    current, last = (topic, partition), -1
+                if offset <= last:
+                    raise ValueError(f"{OUT_OF_ORDER}: {topic}/{partition} goes from offset {last} to {offset}")
+                last = offset
+            yield batch
+
+    return lambda batches: decode(checked(batches))
 
 
 class _StreamFacts:
