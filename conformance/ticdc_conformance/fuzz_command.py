@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -37,14 +38,15 @@ from ticdc_conformance.runner import FINDINGS_SHOWN_PER_RULE
 FUZZ_ROOT = Path("reports/fuzz")
 
 
-def _budget(profile: str, budget: Optional[str], examples: Optional[int]) -> Budget:
+def _budget(profile: str, budget: Optional[str], examples: Optional[int],
+            shrink_examples: Optional[int] = None) -> Budget:
     base = PROFILES[profile]
     try:
         if budget is None and examples is None:
-            return base
+            return replace(base, shrink_examples=shrink_examples)
         seconds = parse_duration(budget) if budget is not None else None
         return Budget(seconds=seconds, examples=examples, max_steps=base.max_steps,
-                      shrink_seconds=base.shrink_seconds)
+                      shrink_seconds=base.shrink_seconds, shrink_examples=shrink_examples)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
 
@@ -104,6 +106,9 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
 @encoding_option
 @click.option("--budget", default=None, help="Time per encoding (90s, 10m, 1h); default: the profile's.")
 @click.option("--examples", type=click.IntRange(min=1), default=None, help="Examples per encoding.")
+@click.option("--shrink-examples", type=click.IntRange(min=0), default=None,
+              help="Examples spent shrinking a failure at most (beside the profile's time limit): the same "
+                   "shrunk case on any machine.")
 @click.option("--profile", type=click.Choice(sorted(PROFILES)), default=DEFAULT_PROFILE, show_default=True,
               help="Budget and history size (fuzz/profiles.py): ci is short, nightly long.")
 @click.option("--seed", type=int, default=None, help="Hypothesis seed (default: a random one, printed).")
@@ -126,13 +131,13 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
 @click.option("--consumer-timeout", "timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
               show_default=True, help="Seconds one example's consumer may run.")
 def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional[str], examples: Optional[int],
-         profile: str, seed: Optional[int], regressions: Path, work: Path, database: Path, no_database: bool,
+         shrink_examples: Optional[int], profile: str, seed: Optional[int], regressions: Path, work: Path, database: Path, no_database: bool,
          reuse_database: bool, replay: Optional[Path], known_gaps: bool, timeout: float) -> None:
     """Draw upstream histories, sink configurations and delivery schedules; run the consumer on each
     and check every consumer invariant; shrink a failure and save it as a regression case."""
     if replay is not None:
         sys.exit(_replay(replay, consumer, work / "replay", timeout))
-    chosen = _budget(profile, budget, examples)
+    chosen = _budget(profile, budget, examples, shrink_examples)
     if reuse_database and no_database:
         raise click.UsageError("--reuse-database reads the example database, which --no-database turns off")
     encodings = resolve_encodings(protocol, encoding)

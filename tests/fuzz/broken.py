@@ -27,10 +27,8 @@ BROKEN = (
            "flushes at its partition's watermark, not the global one"),
     # Its cases need rows of two tables in one partition between two watermarks, delivered out of
     # commit-ts order (space.many_table_histories makes them likelier), or a failover's re-sends.
-    # Shrinking is bounded in time: on a loaded machine it stopped at 13 history events, so the
-    # bound is looser.
     Broken("drops_resends", "DropsResends", "canal-json",
-           "drops re-sends below its partition's highest commit ts (ticdc#4051)", max_events=20),
+           "drops re-sends below its partition's highest commit ts (ticdc#4051)"),
     Broken("loses_buffered_rows", "LosesBufferedRows", "canal-json",
            "loses the rows it buffered in memory at a restart"),
     Broken("reapplies_after_restart", "ReappliesAfterRestart", "canal-json",

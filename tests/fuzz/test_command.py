@@ -44,6 +44,24 @@ def test_a_failure_is_printed_saved_and_replayed(tmp_path):
     assert reference.exit_code == 0 and "passes" in reference.output
 
 
+def test_the_refind_command_shrinks_to_the_same_case(tmp_path):
+    """A count of shrinking examples (--shrink-examples) decides the shrunk case, not the machine's
+    speed: the printed re-find command, which carries the count spent, saves the same case."""
+    spec = "python:tests.consumers.streaming.partition_watermark:PartitionWatermark"
+    first = _fuzz("--consumer", spec, "--protocol", "canal-json", "--examples", "40", "--seed", "1",
+                  "--shrink-examples", "15", "--work", str(tmp_path / "w"), "--no-database",
+                  "--regressions", str(tmp_path / "r1"))
+    assert first.exit_code == 1, first.output
+    refind = re.search(r"re-find: ticdc-conformance fuzz (.+)", first.output).group(1).split()
+    assert refind[-2:] == ["--shrink-examples", "15"], refind
+    again = _fuzz(*[a.strip("'") for a in refind], "--work", str(tmp_path / "w2"), "--no-database",
+                  "--regressions", str(tmp_path / "r2"))
+    assert again.exit_code == 1, again.output
+    saved = [re.search(r"saved: \S+/(case-\w+)", r.output).group(1) for r in (first, again)]
+    assert saved[0] == saved[1]
+    assert re.search(r"case: .+", first.output).group(0) == re.search(r"case: .+", again.output).group(0)
+
+
 def test_replay_of_a_folder_without_cases_names_it(tmp_path):
     r = CliRunner().invoke(main, ["fuzz", "--replay", str(tmp_path), "--consumer", REFERENCE])
     assert r.exit_code == 2 and "no regression case" in r.output

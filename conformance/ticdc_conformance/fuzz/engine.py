@@ -4,8 +4,9 @@ schedule, run once more to keep its case folder and verdict, and saved as a regr
 (regression.py).
 
 The budget stops the drawing of new examples (`_OutOfBudget`, a BaseException Hypothesis lets
-through). Shrinking has its own time limit (Budget.shrink_seconds): past it, the run stops the same
-way and keeps the smallest failing case found so far.
+through). Shrinking has its own time limit (Budget.shrink_seconds) and, optionally, a count
+(Budget.shrink_examples): past either, the run stops the same way and keeps the smallest failing
+case found so far.
 
 The examples drawn depend on the seed alone (search.py): the same seed draws the same sequence from
 the command line and in pytest, and a longer budget draws more of it. Hypothesis's example database
@@ -89,10 +90,12 @@ class FuzzReport:
 
     @property
     def refind_command(self) -> str:
-        """The rerun command limited to the examples it takes to find the failure again."""
+        """The rerun command limited to the examples it takes to find the failure again, and to the
+        shrinking examples this run spent, so that it shrinks to the same case however long they take."""
         if self.failure is None:
             return self.rerun_command
-        return f"{self.rerun_command} --examples {self.failure.found_after_examples}"
+        return (f"{self.rerun_command} --examples {self.failure.found_after_examples} "
+                f"--shrink-examples {self.failure.shrink_examples}")
 
     def summary(self) -> str:
         head = f"{self.encoding}: {self.examples} examples in {self.seconds:.0f}s (seed {self.seed})"
@@ -134,8 +137,10 @@ class _State:
             (b.examples is not None and self.examples >= b.examples)
 
     def shrink_over(self) -> bool:
-        return self.first_failure_at is not None and \
-            self.elapsed() - self.first_failure_at > self.budget.shrink_seconds
+        b = self.budget
+        return self.first_failure_at is not None and (
+            self.elapsed() - self.first_failure_at > b.shrink_seconds
+            or (b.shrink_examples is not None and self.shrink_examples >= b.shrink_examples))
 
     @property
     def phase(self) -> str:

@@ -17,6 +17,9 @@ class Budget:
     examples: Optional[int] = None  # stop after this many examples (None: no limit)
     max_steps: int = 10  # steps of a drawn history (histories(max_steps=...))
     shrink_seconds: float = 60.0  # at most this long spent shrinking a failure
+    # At most this many examples spent shrinking (None: no count): unlike the time, a count shrinks
+    # to the same case on a loaded machine as on an idle one.
+    shrink_examples: Optional[int] = None
 
     def __post_init__(self) -> None:
         if self.seconds is None and self.examples is None:
@@ -25,6 +28,8 @@ class Budget:
             raise ValueError(f"--budget must be positive, got {self.seconds}s")
         if self.examples is not None and self.examples < 1:
             raise ValueError(f"--examples must be at least 1, got {self.examples}")
+        if self.shrink_examples is not None and self.shrink_examples < 0:
+            raise ValueError(f"--shrink-examples must be at least 0, got {self.shrink_examples}")
 
     def describe(self) -> str:
         parts = ([f"{self.seconds:g}s"] if self.seconds is not None else []) \
