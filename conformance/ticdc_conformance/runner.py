@@ -316,10 +316,10 @@ def run_encoding(scenario: str, seed: int, encoding: str, work: Path, consumer: 
 
     What an in-process consumer prints (the local and Spark reference consumers, python:, spark:)
     goes to CASE/consumer.log, where a program's stdout and stderr go, never to the suite's output."""
+    from ticdc_generators.pipeline import config_for, generate  # the generator only where a run generates
+
     phase = on_phase or (lambda name, records: None)
     adapter = consumer_adapter(consumer, spark)
-    from ticdc_generators.pipeline import config_for, generate
-
     config = config or config_for(scenario, encoding, time_zone=time_zone)
     digest = digest if digest is not None else run_options_digest(scenario, encoding, config, events)
     case = case_folder(work, scenario, seed, encoding, digest)

@@ -15,7 +15,9 @@ from ticdc_contract.model import Column, Index
 from ticdc_contract.tidb_types import TiDBType, int_type
 from ticdc_generators.upstream import TxnBuilder, Upstream
 
-REFERENCES = ("local", "python:ticdc_conformance.consumers.streaming:StreamingConsumer")
+from .broken import REFERENCE
+
+REFERENCES = ("local", REFERENCE)
 
 
 def _verdict(tmp_path, history, profile: str = "ticdc", consumer: str = "local"):
