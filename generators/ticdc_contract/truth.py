@@ -10,6 +10,7 @@ from its truth alone, without running the generator again.
 """
 from __future__ import annotations
 
+from base64 import b64decode
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Optional
 
@@ -69,13 +70,32 @@ def history_line(event: DDL | Transaction) -> dict:
             "changes": [_change_line(ch) for ch in event.changes]}
 
 
-def _row(t: TableSchema, image: Optional[dict[str, Any]], row_id: Optional[int]) -> Optional[Row]:
-    if image is None:
-        return None
-    row = {c.name: value_from_json(c.type, image[c.name]) for c in t.columns}
-    if row_id is not None:
-        row[ROWID] = row_id
-    return row
+class _RowReader:
+    """Reads the rows of one table version from truth-file images: the canonical JSON form is the
+    model's form but for binary columns (base64), so an image with exactly the version's columns,
+    in its order, becomes the row as it is, its binary values decoded in place."""
+
+    def __init__(self, t: TableSchema) -> None:
+        self.table, self.names = t, t.column_names
+        self.binary = tuple(c.name for c in t.columns if c.type.is_binary)
+
+    def __call__(self, image: Optional[dict[str, Any]], row_id: Optional[int]) -> Optional[Row]:
+        if image is None:
+            return None
+        if tuple(image) == self.names:  # nearly always: the truth writer writes every column in order
+            row = image
+        else:  # the version's columns in its order; a missing one is the KeyError it always was
+            row = {name: image[name] for name in self.names}
+        for name in self.binary:
+            value = row[name]
+            if value is not None:
+                row[name] = b64decode(value)
+        if row_id is not None:
+            row[ROWID] = row_id
+        return row
+
+
+_OPS = {op.value: op for op in Op}
 
 
 class OldTruthError(ValueError):
@@ -92,6 +112,7 @@ def read_history(directory: Path) -> Iterator[DDL | Transaction]:
     after it is its tables.ndjson line (one per DDL with a table after it, in history order)."""
     directory = Path(directory)
     tables: dict[str, TableSchema] = {}  # qualified name -> the version rows are written under
+    readers: dict[str, _RowReader] = {}  # qualified name -> the row reader of that version
     with open(directory / "tables.ndjson", "rb") as versions, open(directory / "history.ndjson", "rb") as lines:
         for n, raw in enumerate(lines, 1):
             line = orjson.loads(raw)
@@ -99,11 +120,13 @@ def read_history(directory: Path) -> Iterator[DDL | Transaction]:
                 changes = []
                 for ch in line["changes"]:
                     t = tables[ch["table"]]
+                    read = readers.get(ch["table"])
+                    if read is None or read.table is not t:
+                        read = readers[ch["table"]] = _RowReader(t)
                     row_id = ch.get("row_id")
                     if row_id is None and not t.handle_key:
                         raise _older(directory, n, "row_id for a change to a table without a handle key")
-                    changes.append(RowChange(t, Op(ch["op"]), _row(t, ch["before"], row_id),
-                                             _row(t, ch["after"], row_id)))
+                    changes.append(RowChange(t, _OPS[ch["op"]], read(ch["before"], row_id), read(ch["after"], row_id)))
                 yield Transaction(line["start_ts"], line["commit_ts"], tuple(changes))
                 continue
             if "table_before" not in line:

@@ -122,21 +122,28 @@ class _States:
         """Lines ending at `ts` leave, lines starting there arrive. An arriving line's image is put in
         the compared form (`forms.state_row`, checks/value_forms.py: upstream's schema and rows at
         `ts`) and stored so, so that its removal at its `to` checkpoint takes away the same image."""
-        self.dirty = set()
+        self.dirty = dirty = set()
         for column, delta in (("upto", -1), ("frm", +1)):
             restated = []
+            name: Optional[Name] = None
             for line, schema, table, image in self.db.execute(
                     f"SELECT rowid, tbl_schema, tbl, image FROM lines WHERE {column} = ?", (ts,)):
-                if delta > 0 and forms is not None and not forms.as_it_is((schema, table), image):
+                # A table's lines come together (inserted file by file): its lookups are made once.
+                if name is None or name[0] != schema or name[1] != table:
+                    name = (schema, table)
+                    counts = self.counts[name]
+                    as_it_is = forms.as_it_is_test(name) if delta > 0 and forms is not None else None
+                if as_it_is is not None and not as_it_is(image):
+                    assert forms is not None  # as_it_is is made from it
                     row = orjson.loads(image)
-                    normalised = forms.state_row((schema, table), row, image)
+                    normalised = forms.state_row(name, row, image)
                     # The same object back: nothing restated (the image of `row` is `image`).
                     compared = image if normalised is row else comparable(normalised, frozenset())
                     if compared != image:
                         restated.append((compared, line))
                         image = compared
-                bump_count(self.counts[(schema, table)], image, delta)
-                self.dirty.add(((schema, table), image))
+                bump_count(counts, image, delta)
+                dirty.add((name, image))
             self.db.executemany("UPDATE lines SET image = ? WHERE rowid = ?", restated)
 
     def stray(self, checkpoints: list[int]) -> list[tuple]:
@@ -185,6 +192,8 @@ def _key_list(key: bytes) -> Optional[list]:
 
 
 _OPS = tuple(op.value for op in Op)
+_KNOWN_OPS = frozenset(_OPS)
+_ABSENT = object()  # a side the row does not name
 
 
 def entry_problem(entry) -> Optional[str]:
@@ -214,9 +223,10 @@ def entry_problem(entry) -> Optional[str]:
     for i, r in enumerate(rows):
         if not isinstance(r, dict) or not isinstance(r.get("schema"), str) or not isinstance(r.get("table"), str):
             return f"txn row {i} is not an object naming its schema and table"
-        if r.get("op") not in _OPS:
+        if r.get("op") not in _KNOWN_OPS:
             return f"txn row {i} has op {r.get('op')!r}, not one of {', '.join(_OPS)}"
-        if not all(side in r and isinstance(r[side], (dict, type(None))) for side in ("before", "after")):
+        before, after = r.get("before", _ABSENT), r.get("after", _ABSENT)
+        if not (before is None or type(before) is dict) or not (after is None or type(after) is dict):
             return f"txn row {i}: before and after are row objects or null"
     return None
 

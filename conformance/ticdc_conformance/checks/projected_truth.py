@@ -117,7 +117,8 @@ class ProjectedTruth(TableStates):
             raw, before, _ = carried
             proj = {c: before[c] if c in before and c in raw and raw[c] == row.get(c) else v for c, v in proj.items()}
         image = comparable(proj, self.hidden.get(name, frozenset()))
-        self.proj[name][key] = (dict(row), proj, image)
+        # The interpreter's own row (the interpreter replaces rows, it never changes one in place).
+        self.proj[name][key] = (row, proj, image)
         self._count(name, image, +1)
 
     def _apply_ddl(self, ddl: DDL) -> None:

@@ -22,5 +22,18 @@ def row_projection(table: TableSchema, protocol: str, options: dict) -> Callable
         named = [(c.name, c) for c in columns]
         return lambda row: {name: by_column(c, row.get(name), options) for name, c in named}
     by_type = spec.project_value
-    typed = [(c.name, c.type) for c in columns]
-    return lambda row: {name: by_type(t, row.get(name), options) for name, t in typed}
+    if spec.value_projector is None:
+        typed = [(c.name, c.type) for c in columns]
+        return lambda row: {name: by_type(t, row.get(name), options) for name, t in typed}
+    # Most columns read back as they are: only the others are visited per row.
+    names = tuple(c.name for c in columns)
+    changed = [(c.name, project) for c in columns if (project := spec.value_projector(c.type, options)) is not None]
+
+    def projected(row: dict[str, Any]) -> dict[str, Any]:
+        out = {name: row.get(name) for name in names}
+        for name, project in changed:
+            value = out[name]
+            if value is not None:
+                out[name] = project(value)
+        return out
+    return projected

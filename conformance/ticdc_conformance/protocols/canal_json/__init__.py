@@ -15,6 +15,7 @@ PROTOCOL = ProtocolSpec(
     name="canal-json",
     new_decoder=new_decoder,
     project_value=fidelity.project_value,
+    value_projector=fidelity.value_projector,
     project_column=None,
     describe_fidelity=fidelity.describe_fidelity,
     accepted_forms=fidelity.accepted_forms,

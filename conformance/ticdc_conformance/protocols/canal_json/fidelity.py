@@ -11,7 +11,8 @@ field"); see `describe_event_fidelity`.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from functools import partial
+from typing import Any, Callable, Mapping, Optional
 
 from ticdc_conformance.protocols.common.enum_set import enum_index, set_bitmask
 from ticdc_conformance.protocols.common.floats import float32_as_read
@@ -24,14 +25,24 @@ def project_value(t: TiDBType, value: Any, options: Mapping[str, Any] | None) ->
     """The canonical JSON value this package's decoder outputs for ground-truth `value` of type `t`."""
     if value is None:
         return None
+    project = value_projector(t, options)
+    return value if project is None else project(value)
+
+
+def value_projector(t: TiDBType, options: Mapping[str, Any] | None) -> Optional[Callable[[Any], Any]]:
+    """`project_value` of type `t` for a non-NULL value; None where the value is read back as it is."""
     opts = parse_options(options)
     if t.base == "float":
-        return float32_as_read(float(value))
+        return _float_as_read
     if t.base == "enum" and not opts.content_compatible:
-        return enum_index(t, value)
+        return partial(enum_index, t)
     if t.base == "set" and not opts.content_compatible:
-        return set_bitmask(t, value)
-    return value
+        return partial(set_bitmask, t)
+    return None
+
+
+def _float_as_read(value: Any) -> float:
+    return float32_as_read(float(value))
 
 
 def describe_fidelity(t: TiDBType, options: Mapping[str, Any] | None) -> tuple[str, str]:

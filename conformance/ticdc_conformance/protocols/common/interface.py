@@ -106,3 +106,8 @@ class ProtocolSpec:
     # Optional refinements of the value forms (checks/value_forms.py).
     number_form: Optional[Callable[..., Any]] = None  # (TiDBType, float, options) -> the carried number
     carried_as_upstream: Optional[Callable[..., Any]] = None  # (TiDBType, carried value, options)
+    # `project_value` for one type, resolved once: (TiDBType, options) -> a function of a non-NULL
+    # value, or None where every value is read back as it is (a NULL stays NULL). The checkpoint
+    # check projects every row version upstream writes (checks/projection.py); without this it asks
+    # `project_value` per value.
+    value_projector: Optional[Callable[..., Optional[Callable[[Any], Any]]]] = None

@@ -5,7 +5,8 @@ what OpenProtocolDecoder outputs for it; `describe_fidelity` says why per TiDB t
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from functools import partial
+from typing import Any, Callable, Mapping, Optional
 
 from ticdc_conformance.protocols.common.enum_set import enum_index, set_bitmask
 from ticdc_conformance.protocols.common.floats import float32_as_read
@@ -39,13 +40,19 @@ def describe_fidelity(t: TiDBType, options: Mapping[str, Any]) -> tuple[str, str
 def project_value(t: TiDBType, value: Any, options: Mapping[str, Any]) -> Any:
     if value is None:
         return None
+    project = value_projector(t, options)
+    return value if project is None else project(value)
+
+
+def value_projector(t: TiDBType, options: Mapping[str, Any]) -> Optional[Callable[[Any], Any]]:
+    """`project_value` of type `t` for a non-NULL value; None where the value is read back as it is."""
     if t.base == "float":
-        return float32_as_read(value)
+        return float32_as_read
     if t.base == "enum":
-        return enum_index(t, value)
+        return partial(enum_index, t)
     if t.base == "set":
-        return set_bitmask(t, value)
-    return value
+        return partial(set_bitmask, t)
+    return None
 
 
 def carried_number(t: TiDBType, options: Mapping[str, Any]) -> Optional[str]:

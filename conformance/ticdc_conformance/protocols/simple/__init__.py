@@ -20,6 +20,7 @@ PROTOCOL = ProtocolSpec(
     name="simple",
     new_decoder=new_decoder,  # type: ignore[arg-type]
     project_value=fidelity.project_value,
+    value_projector=fidelity.value_projector,
     project_column=None,
     describe_fidelity=fidelity.describe_fidelity,
     accepted_forms=fidelity.accepted_forms,

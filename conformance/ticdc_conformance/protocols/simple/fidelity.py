@@ -8,7 +8,7 @@ the upstream time zone.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ticdc_contract.tidb_types import TiDBType
 
@@ -50,9 +50,17 @@ def _family(t: TiDBType) -> str:
 def project_value(t: TiDBType, value: Any, options: dict) -> Any:
     if value is None:
         return None
-    if t.base == "float":
-        return float32_shortest(float(value))
-    return value
+    project = value_projector(t, options)
+    return value if project is None else project(value)
+
+
+def value_projector(t: TiDBType, options: dict) -> Optional[Callable[[Any], Any]]:
+    """`project_value` of type `t` for a non-NULL value; None where the value is read back as it is."""
+    return _float32_shortest if t.base == "float" else None
+
+
+def _float32_shortest(value: Any) -> Any:
+    return float32_shortest(float(value))
 
 
 def carried_number(t: TiDBType, options: dict) -> Optional[str]:
