@@ -504,14 +504,19 @@ class CheckpointCheck:
         """Compares the tables that changed at checkpoint W; True when they are all right."""
         listed = len(self.findings.items)
         by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))
+        upstream, consumer, off = self.truth.counts, states.counts, self.off
+        differing = []
+        for changed in self.truth.dirty | states.dirty:
+            name, image = changed
+            diff = upstream[name].get(image, 0) - consumer[name].get(image, 0)
+            self.off_rows += abs(diff) - abs(off.pop(changed, 0))
+            if diff:
+                off[changed] = diff
+                differing.append((changed, diff))
         # In order: the rows of a table come out in one order whatever the hash seed, and a finding
         # that names the first of them (CONSUMER-COLUMN-1, a table upstream does not hold) names the same.
-        for name, image in sorted(self.truth.dirty | states.dirty):
-            diff = self.truth.counts[name][image] - states.counts[name][image]
-            self.off_rows += abs(diff) - abs(self.off.pop((name, image), 0))
-            if diff:
-                self.off[(name, image)] = diff
-                by_table[name][0 if diff > 0 else 1].extend([orjson.loads(image)] * abs(diff))
+        for (name, image), diff in sorted(differing):
+            by_table[name][0 if diff > 0 else 1].extend([orjson.loads(image)] * abs(diff))
         self.divergence.append((w, self.off_rows))
         for name in sorted(by_table):
             expected, actual = by_table[name]

@@ -50,7 +50,7 @@ def comparable(row: dict, hidden: frozenset[str]) -> bytes:
 def bump_count(counts: Counter, image: bytes, delta: int) -> None:
     """Adds `delta` to an image's count; a count back at zero is removed, not kept as 0: every
     UPDATE makes a new image, and the zeros would keep every image of the stream in memory."""
-    n = counts[image] + delta
+    n = counts.get(image, 0) + delta  # not counts[image]: a Counter's missing key costs a Python call
     if n:
         counts[image] = n
     else:
@@ -60,6 +60,17 @@ def bump_count(counts: Counter, image: bytes, delta: int) -> None:
 # --- upstream, event by event ------------------------------------------------------------------
 def _frozen(row: Row) -> tuple:
     return tuple(sorted(row.items()))
+
+
+def _model_row_projection(schema: TableSchema, view: TableSchema, protocol: str,
+                          options: dict) -> Callable[[Row], dict]:
+    """The projection of a model row of `schema` as the consumer of `view` knows it. The projection
+    reads truth-file values (canonical JSON form), which are the model's own but for binary values
+    (base64), and only the view's columns: a version without binary columns is projected as it is."""
+    project = row_projection(view, protocol, options)
+    if not any(c.type.is_binary for c in schema.columns):
+        return project
+    return lambda row: project(row_to_json(schema, row))
 
 
 class ProjectedTruth(TableStates):
@@ -89,7 +100,7 @@ class ProjectedTruth(TableStates):
         hit = self._views.get(name)
         if hit is None or hit[0] is not schema:
             view = consumer_table(schema, self.chosen)
-            hit = self._views[name] = (schema, view, row_projection(view, self.protocol, self.options))
+            hit = self._views[name] = (schema, view, _model_row_projection(schema, view, self.protocol, self.options))
         return hit
 
     def view(self, name: Name) -> TableSchema:
@@ -108,8 +119,7 @@ class ProjectedTruth(TableStates):
         super()._put(name, key, row, ts)
         if row is None:
             return
-        # The projection reads truth-file values (canonical JSON form: binary as base64).
-        proj = self._version(name)[2](row_to_json(self.schemas[name], row))
+        proj = self._version(name)[2](row)
         carried = old if self._in_ddl else None
         if self._in_ddl and carried is None and self._stash.get(_frozen(row)):
             carried = self._stash[_frozen(row)].pop()
