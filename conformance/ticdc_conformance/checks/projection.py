@@ -18,6 +18,9 @@ def row_projection(table: TableSchema, protocol: str, options: dict) -> Callable
     spec = protocol_spec(protocol)
     columns = [c for c in table.columns if not c.is_virtual]
     by_column = spec.project_column
+    if by_column is not None and spec.column_projector is not None:
+        resolved = [(c.name, spec.column_projector(c, options)) for c in columns]
+        return lambda row: {name: project(row.get(name)) for name, project in resolved}
     if by_column is not None:  # the protocol's encoding depends on the column beyond its type
         named = [(c.name, c) for c in columns]
         return lambda row: {name: by_column(c, row.get(name), options) for name, c in named}

@@ -111,3 +111,5 @@ class ProtocolSpec:
     # check projects every row version upstream writes (checks/projection.py); without this it asks
     # `project_value` per value.
     value_projector: Optional[Callable[..., Optional[Callable[[Any], Any]]]] = None
+    # `project_column` of one column, resolved once: (Column, options) -> a function of any value.
+    column_projector: Optional[Callable[..., Callable[[Any], Any]]] = None

@@ -24,6 +24,7 @@ PROTOCOL = ProtocolSpec(
     new_decoder=new_decoder,  # type: ignore[arg-type]
     project_value=fidelity.project_value,
     project_column=fidelity.project_column,
+    column_projector=fidelity.column_projector,
     describe_fidelity=fidelity.describe_fidelity,
     accepted_forms=fidelity.accepted_forms,
     carried_number=fidelity.carried_number,

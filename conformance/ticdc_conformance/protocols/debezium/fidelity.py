@@ -10,7 +10,7 @@ decoder), "lossy" otherwise; Debezium carries every column, so nothing is "absen
 from __future__ import annotations
 
 import base64
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
 from ticdc_contract.model import Column
@@ -18,7 +18,8 @@ from ticdc_contract.tidb_types import TiDBType
 
 from . import temporal
 from .encoding import field_spec, go_json_float, spec_or_none, wire_value
-from .options import parse_options
+from .message import FieldSpec
+from .options import DebeziumOptions, parse_options
 from .values import INT_TEMPORALS, decode_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
@@ -33,8 +34,12 @@ _ZERO_TIME = "00:00:00"
 
 def project_value(t: TiDBType, value: Any, options: Optional[dict] = None) -> Any:
     opts = parse_options(options)
+    return _projected(t, spec_or_none(t, opts), value, opts)
+
+
+def _projected(t: TiDBType, spec: Optional[FieldSpec], value: Any, opts: DebeziumOptions) -> Any:
     try:
-        return decode_value(spec_or_none(t, opts), wire_value(t, value, opts), opts, "projection")
+        return decode_value(spec, wire_value(t, value, opts), opts, "projection")
     except Malformed as exc:
         # Only a value TiDB cannot hold gets here (e.g. a TIME beyond 838:59:59).
         raise ValueError(f"{t.sql()} value {value!r} cannot be encoded: {exc}") from None
@@ -48,6 +53,21 @@ def project_column(column: Column, value: Any, options: Optional[dict] = None) -
     if value is None and column.has_default and column.default is not None:
         value = null_as_default(column, options)
     return project_value(column.type, value, options)
+
+
+def column_projector(column: Column, options: Optional[dict] = None) -> Callable[[Any], Any]:
+    """`project_column` of one column, its field spec and its NULL's projection worked out once."""
+    t, opts = column.type, parse_options(options)
+    spec = spec_or_none(t, opts)
+    null: list = []  # the projection of NULL, once a NULL came (a default may not encode)
+
+    def project(value: Any) -> Any:
+        if value is not None:
+            return _projected(t, spec, value, opts)
+        if not null:
+            null.append(project_column(column, None, options))
+        return null[0]
+    return project
 
 
 def null_as_default(column: Column, options: Optional[dict] = None) -> Any:
