@@ -129,8 +129,19 @@ def test_orjson_leaves_write_what_the_go_writer_writes(dialect):
             assert orjson.dumps({v: 1}) == json_text.dumps({v: 1}, dialect), repr(v)
 
 
+def _utf8_length(lead: int) -> int:
+    """Length of the UTF-8 sequence a lead byte announces, 0 when it cannot lead one."""
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0
+
+
 def _quote_rune_by_rune(data: bytes) -> str:
-    """strconv.Quote's body one rune at a time (the loop go_quote_body keeps for decoded runes)."""
+    """strconv.Quote's body one rune at a time, as Go's loop reads the bytes."""
     out: list[str] = []
     i = 0
     while i < len(data):
@@ -139,7 +150,7 @@ def _quote_rune_by_rune(data: bytes) -> str:
             goquote._escape_rune(b, out)
             i += 1
             continue
-        width, rune = goquote._utf8_length(b), None
+        width, rune = _utf8_length(b), None
         if width and i + width <= len(data):
             try:
                 rune = ord(data[i:i + width].decode("utf-8"))
@@ -157,11 +168,16 @@ def _quote_rune_by_rune(data: bytes) -> str:
 def test_open_protocol_quote_by_translation_equals_the_rune_loop():
     rng = random.Random(3)
     pieces = [bytes([b]) for b in range(256)] + [s.encode() for s in ("é", "中", "😀", "\u00ad")] + \
-        [b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe0\x80", b"\xe2\x82", b"\xf0\x9f\x98"]
+        [b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc2\x85", b"\xc2\xa0", b"\xee\x80\x80", b"\xf3\xa0\x80\x81", b"\xc0\xaf", b"\xe0\x80", b"\xe2\x82", b"\xf0\x9f\x98"]
     for i in range(5000):
         data = rng.randbytes(rng.randint(0, 64)) if i % 2 else \
             b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert goquote.go_quote_body(data) == _quote_rune_by_rune(data), data
+
+
+def test_open_protocol_is_print_beyond_ascii_is_str_isprintable():
+    assert all(goquote._is_print(r) == chr(r).isprintable()
+               for r in range(0x80, 0x110000) if not 0xD800 <= r <= 0xDFFF)
 
 
 def test_float64_text_from_repr_equals_the_digit_layout():
