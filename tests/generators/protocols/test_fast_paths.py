@@ -12,6 +12,7 @@ import math
 import random
 import re
 import struct
+import types
 from pathlib import Path
 
 import orjson
@@ -24,6 +25,8 @@ from ticdc_contract.record_files import RecordFileWriter, records_to_table
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.protocols.canal_json.message import CanalJSONOptions, dml_value
 from ticdc_generators.protocols.canal_json.rowcode import DMLWriter
+from ticdc_generators.protocols.debezium import temporal as debezium_temporal
+from ticdc_generators.protocols.debezium import values as debezium_values
 from ticdc_generators.protocols.debezium.columns import table_view
 from ticdc_generators.protocols.debezium.encoder import DebeziumOptions
 from ticdc_generators.protocols.debezium.message import RowEnvelope
@@ -224,3 +227,34 @@ def test_record_files_from_buffers_equal_pyarrows_list_conversion(tmp_path):
         old.write_table(records_to_table(records[i:i + 8192]))
     old.close()
     assert Path(tmp_path / "new" / "t-é-1.parquet").read_bytes() == (tmp_path / "old.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("code", sorted(debezium_values._INT_MIN))
+@pytest.mark.parametrize("unsigned", [False, True])
+def test_debezium_int_renderer_equals_int(code, unsigned):
+    col = types.SimpleNamespace(code=code, unsigned=unsigned)
+    render = debezium_values._int_renderer(col)
+    edges = [0, 1, -1, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1]
+    for bound in (debezium_values._INT_MIN[code], debezium_values._INT_MAX[(code, False)],
+                  debezium_values._INT_MAX[(code, True)]):
+        edges += [bound - 1, bound, bound + 1]
+    assert render(None) is None
+    for v in edges:
+        assert render(v) == debezium_values._int(col, v), v
+
+
+def test_debezium_datetime_epoch_equals_the_civil_arithmetic():
+    rng = random.Random(5)
+    for i in range(5000):
+        text = (f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 31):02d}"
+                f" {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}")
+        if i % 3:
+            text += "." + str(rng.randint(0, 999999)).zfill(6)[:rng.randint(1, 6)]
+        for fsp in (0, 3, 6):
+            c = debezium_temporal.parse_datetime(text)
+            expected = None
+            if debezium_temporal.is_go_valid(c):
+                c = debezium_temporal._shift_two_digit_year(c)
+                secs = debezium_temporal._unix_seconds(c)
+                expected = secs * 1000 + c.micro // 1000 if fsp <= 3 else secs * 1_000_000 + c.micro
+            assert debezium_temporal.datetime_epoch(text, fsp) == expected, text
