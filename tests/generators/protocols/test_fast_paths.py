@@ -258,3 +258,24 @@ def test_debezium_datetime_epoch_equals_the_civil_arithmetic():
                 secs = debezium_temporal._unix_seconds(c)
                 expected = secs * 1000 + c.micro // 1000 if fsp <= 3 else secs * 1_000_000 + c.micro
             assert debezium_temporal.datetime_epoch(text, fsp) == expected, text
+
+
+def test_encoding_json_by_orjson_writes_dumps_bytes_or_declines():
+    rng = random.Random(6)
+    texts = list(_texts(3000, seed=7))
+    scalars = [None, True, False, 0, -1, 2**63 - 1, 2**64 - 1, 2**64, -(2**63) - 1, "x\ud800"]
+    taken = 0
+    for i in range(3000):
+        row = {texts[(i + j) % len(texts)]: rng.choice(texts + scalars) for j in range(rng.randint(0, 6))}
+        doc = {"version": 1, "database": texts[i], "commitTs": rng.choice(scalars[3:8]), "data": row,
+               "old": None if i % 3 else [texts[i - 1], {"location": "UTC", "value": texts[i - 2]}]}
+        fast = json_text.encoding_json_by_orjson(doc)
+        try:
+            expected = json_text.dumps(doc, json_text.ENCODING_JSON)
+        except (UnicodeEncodeError, TypeError):
+            assert fast is None
+            continue
+        if fast is not None:
+            taken += 1
+            assert fast == expected, doc
+    assert taken > 100  # documents without a character orjson writes otherwise
