@@ -73,12 +73,27 @@ def _escaper(dialect: Dialect) -> Callable[[str], str]:
     # C over a string that needs escaping, where a substitution would call back into Python for
     # each match (random binary text has one every few characters).
     escape = functools.partial(_escape, dialect)
-    table = {code: escape(_Char(chr(code))) for code in range(0x10000) if search(chr(code))}
+    table = translate_table({code: escape(_Char(chr(code))) for code in range(0x10000) if search(chr(code))})
 
     def escaped(s: str) -> str:
         return s if search(s) is None else s.translate(table)
 
     return escaped
+
+
+# Every code point below U+10000 mapped to itself, shared by the translate tables.
+_KEEP = list(range(0x10000))
+
+
+def translate_table(escapes: dict[int, str]) -> list:
+    """str.translate's table for `escapes` (code points below U+10000), as a list of every code
+    point below U+10000. translate takes a LookupError from the table as "keep the character": a
+    dict raises and clears a KeyError for each character it does not map, a list for none but
+    those above U+10000 (IndexError), which it keeps all the same."""
+    table: list = _KEEP.copy()
+    for code, text in escapes.items():
+        table[code] = text
+    return table
 
 
 class _Char:

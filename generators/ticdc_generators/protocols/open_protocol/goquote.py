@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ..golang.json_text import translate_table
+
 _HEX = "0123456789abcdef"
 
 # strconv's short escapes for control characters (quote is '"').
@@ -60,7 +62,7 @@ def _byte_table() -> dict[int, str]:
     return table
 
 
-_BYTE_TABLE = _byte_table()
+_BYTE_TABLE = translate_table(_byte_table())
 _PLAIN = re.compile(b'[^\\x20-\\x7e]|["\\\\]').search
 
 
