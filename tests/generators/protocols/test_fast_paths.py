@@ -32,6 +32,9 @@ from ticdc_generators.protocols.debezium.encoder import DebeziumOptions
 from ticdc_generators.protocols.debezium.message import RowEnvelope
 from ticdc_generators.protocols.golang import codegen, floats, json_text
 from ticdc_generators.protocols.open_protocol import goquote
+from ticdc_generators.protocols.simple.avro_dml import encode_dml
+from ticdc_generators.protocols.simple.avro_schema import encode_avro
+from ticdc_generators.protocols.simple.message import Style, avro_dml
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.simulator import cdc_visible
 
@@ -88,6 +91,22 @@ def test_debezium_orjson_rows_write_the_reference_bytes(scenario, overrides):
             if env is fast:
                 got = result
         assert got == result, change
+
+
+@pytest.mark.parametrize("style", [Style(), Style(time_zone="Asia/Shanghai", tiflow=True, row_checksum=True)])
+@pytest.mark.parametrize("scenario", ["types", "keys", "ddl-evolution"])
+def test_simple_avro_dml_writer_writes_the_fastavro_bytes(scenario, style):
+    written = 0
+    for change, commit_ts, _ in _changes(scenario):
+        for only_handle_key, location in ((False, ""), (True, "file:///cc/1")):
+            if only_handle_key and not change.table.handle_key:
+                continue
+            body = avro_dml(change, commit_ts, commit_ts >> 18, style, only_handle_key, location)
+            fast = encode_dml(body)
+            if fast is not None:
+                written += 1
+                assert fast == encode_avro(body), change
+    assert written > len(_changes(scenario))
 
 
 def test_the_scenarios_give_the_fast_paths_rows_to_write():
