@@ -197,6 +197,17 @@ def test_open_protocol_quote_by_translation_equals_the_rune_loop():
         assert goquote.go_quote_body(data) == _quote_rune_by_rune(data), data
 
 
+@pytest.mark.parametrize("dialect", DIALECTS, ids=["jsoniter", "encoding-json", "easyjson"])
+def test_open_protocol_json_quoter_equals_quote_of_go_quote(dialect):
+    rng = random.Random(8)
+    pieces = [bytes([b]) for b in range(256)] + [s.encode() for s in ("é", "中", "😀", "\u00ad", "\u2028", "<&>")]
+    quote_bytes = goquote.json_quoter(dialect)
+    for i in range(5000):
+        data = rng.randbytes(rng.randint(0, 64)) if i % 2 else \
+            b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert quote_bytes(data) == json_text.quote(goquote.go_quote_body(data), dialect), data
+
+
 def test_open_protocol_is_print_beyond_ascii_is_str_isprintable():
     assert all(goquote._is_print(r) == chr(r).isprintable()
                for r in range(0x80, 0x110000) if not 0xD800 <= r <= 0xDFFF)

@@ -16,7 +16,7 @@ from ticdc_contract.tidb_types import TiDBType
 from ...errors import ChangefeedFailure
 from ..golang import json_text
 from ..golang.floats import json_float32, json_float64
-from .goquote import go_quote_body
+from .goquote import json_quoter
 
 # spec 002 (Open Protocol), Column type code: the MySQL type byte of TiDB's field type.
 TYPE_CODES = {
@@ -171,7 +171,8 @@ def value_renderer(col: ColumnLayout, dialect: json_text.Dialect) -> Callable[[A
         return _base64_text
     if base in _QUOTED_WHEN_BINARY:
         if col.flag & BINARY_FLAG:
-            return lambda v: "null" if v is None else quote(go_quote_body(_raw_bytes(v)))
+            quote_bytes = json_quoter(dialect)
+            return lambda v: "null" if v is None else quote_bytes(_raw_bytes(v))
         return lambda v: "null" if v is None else quote(
             v if isinstance(v, str) else _raw_bytes(v).decode("utf-8", "surrogateescape"))
     if base == "enum":
