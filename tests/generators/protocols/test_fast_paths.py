@@ -12,6 +12,7 @@ import math
 import random
 import re
 import struct
+import types
 from pathlib import Path
 
 import orjson
@@ -24,11 +25,16 @@ from ticdc_contract.record_files import RecordFileWriter, records_to_table
 from ticdc_generators.pipeline import config_for
 from ticdc_generators.protocols.canal_json.message import CanalJSONOptions, dml_value
 from ticdc_generators.protocols.canal_json.rowcode import DMLWriter
+from ticdc_generators.protocols.debezium import temporal as debezium_temporal
+from ticdc_generators.protocols.debezium import values as debezium_values
 from ticdc_generators.protocols.debezium.columns import table_view
 from ticdc_generators.protocols.debezium.encoder import DebeziumOptions
 from ticdc_generators.protocols.debezium.message import RowEnvelope
 from ticdc_generators.protocols.golang import codegen, floats, json_text
 from ticdc_generators.protocols.open_protocol import goquote
+from ticdc_generators.protocols.simple.avro_dml import encode_dml
+from ticdc_generators.protocols.simple.avro_schema import encode_avro
+from ticdc_generators.protocols.simple.message import Style, avro_dml
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.simulator import cdc_visible
 
@@ -87,6 +93,22 @@ def test_debezium_orjson_rows_write_the_reference_bytes(scenario, overrides):
         assert got == result, change
 
 
+@pytest.mark.parametrize("style", [Style(), Style(time_zone="Asia/Shanghai", tiflow=True, row_checksum=True)])
+@pytest.mark.parametrize("scenario", ["types", "keys", "ddl-evolution"])
+def test_simple_avro_dml_writer_writes_the_fastavro_bytes(scenario, style):
+    written = 0
+    for change, commit_ts, _ in _changes(scenario):
+        for only_handle_key, location in ((False, ""), (True, "file:///cc/1")):
+            if only_handle_key and not change.table.handle_key:
+                continue
+            body = avro_dml(change, commit_ts, commit_ts >> 18, style, only_handle_key, location)
+            fast = encode_dml(body)
+            if fast is not None:
+                written += 1
+                assert fast == encode_avro(body), change
+    assert written > len(_changes(scenario))
+
+
 def test_the_scenarios_give_the_fast_paths_rows_to_write():
     assert {ch.op for ch, _, _ in _changes()} == {Op.INSERT, Op.UPDATE, Op.DELETE}
 
@@ -129,8 +151,19 @@ def test_orjson_leaves_write_what_the_go_writer_writes(dialect):
             assert orjson.dumps({v: 1}) == json_text.dumps({v: 1}, dialect), repr(v)
 
 
+def _utf8_length(lead: int) -> int:
+    """Length of the UTF-8 sequence a lead byte announces, 0 when it cannot lead one."""
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0
+
+
 def _quote_rune_by_rune(data: bytes) -> str:
-    """strconv.Quote's body one rune at a time (the loop go_quote_body keeps for decoded runes)."""
+    """strconv.Quote's body one rune at a time, as Go's loop reads the bytes."""
     out: list[str] = []
     i = 0
     while i < len(data):
@@ -139,7 +172,7 @@ def _quote_rune_by_rune(data: bytes) -> str:
             goquote._escape_rune(b, out)
             i += 1
             continue
-        width, rune = goquote._utf8_length(b), None
+        width, rune = _utf8_length(b), None
         if width and i + width <= len(data):
             try:
                 rune = ord(data[i:i + width].decode("utf-8"))
@@ -157,11 +190,27 @@ def _quote_rune_by_rune(data: bytes) -> str:
 def test_open_protocol_quote_by_translation_equals_the_rune_loop():
     rng = random.Random(3)
     pieces = [bytes([b]) for b in range(256)] + [s.encode() for s in ("é", "中", "😀", "\u00ad")] + \
-        [b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe0\x80", b"\xe2\x82", b"\xf0\x9f\x98"]
+        [b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc2\x85", b"\xc2\xa0", b"\xee\x80\x80", b"\xf3\xa0\x80\x81", b"\xc0\xaf", b"\xe0\x80", b"\xe2\x82", b"\xf0\x9f\x98"]
     for i in range(5000):
         data = rng.randbytes(rng.randint(0, 64)) if i % 2 else \
             b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert goquote.go_quote_body(data) == _quote_rune_by_rune(data), data
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=["jsoniter", "encoding-json", "easyjson"])
+def test_open_protocol_json_quoter_equals_quote_of_go_quote(dialect):
+    rng = random.Random(8)
+    pieces = [bytes([b]) for b in range(256)] + [s.encode() for s in ("é", "中", "😀", "\u00ad", "\u2028", "<&>")]
+    quote_bytes = goquote.json_quoter(dialect)
+    for i in range(5000):
+        data = rng.randbytes(rng.randint(0, 64)) if i % 2 else \
+            b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert quote_bytes(data) == json_text.quote(goquote.go_quote_body(data), dialect), data
+
+
+def test_open_protocol_is_print_beyond_ascii_is_str_isprintable():
+    assert all(goquote._is_print(r) == chr(r).isprintable()
+               for r in range(0x80, 0x110000) if not 0xD800 <= r <= 0xDFFF)
 
 
 def test_float64_text_from_repr_equals_the_digit_layout():
@@ -208,3 +257,55 @@ def test_record_files_from_buffers_equal_pyarrows_list_conversion(tmp_path):
         old.write_table(records_to_table(records[i:i + 8192]))
     old.close()
     assert Path(tmp_path / "new" / "t-é-1.parquet").read_bytes() == (tmp_path / "old.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("code", sorted(debezium_values._INT_MIN))
+@pytest.mark.parametrize("unsigned", [False, True])
+def test_debezium_int_renderer_equals_int(code, unsigned):
+    col = types.SimpleNamespace(code=code, unsigned=unsigned)
+    render = debezium_values._int_renderer(col)
+    edges = [0, 1, -1, 2**63 - 1, 2**63, 2**64 - 2, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1]
+    for bound in (debezium_values._INT_MIN[code], debezium_values._INT_MAX[(code, False)],
+                  debezium_values._INT_MAX[(code, True)]):
+        edges += [bound - 1, bound, bound + 1]
+    assert render(None) is None
+    for v in edges:
+        assert render(v) == debezium_values._int(col, v), v
+
+
+def test_debezium_datetime_epoch_equals_the_civil_arithmetic():
+    rng = random.Random(5)
+    for i in range(5000):
+        text = (f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 31):02d}"
+                f" {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}")
+        if i % 3:
+            text += "." + str(rng.randint(0, 999999)).zfill(6)[:rng.randint(1, 6)]
+        for fsp in (0, 3, 6):
+            c = debezium_temporal.parse_datetime(text)
+            expected = None
+            if debezium_temporal.is_go_valid(c):
+                c = debezium_temporal._shift_two_digit_year(c)
+                secs = debezium_temporal._unix_seconds(c)
+                expected = secs * 1000 + c.micro // 1000 if fsp <= 3 else secs * 1_000_000 + c.micro
+            assert debezium_temporal.datetime_epoch(text, fsp) == expected, text
+
+
+def test_encoding_json_by_orjson_writes_dumps_bytes_or_declines():
+    rng = random.Random(6)
+    texts = list(_texts(3000, seed=7))
+    scalars = [None, True, False, 0, -1, 2**63 - 1, 2**64 - 1, 2**64, -(2**63) - 1, "x\ud800"]
+    taken = 0
+    for i in range(3000):
+        row = {texts[(i + j) % len(texts)]: rng.choice(texts + scalars) for j in range(rng.randint(0, 6))}
+        doc = {"version": 1, "database": texts[i], "commitTs": rng.choice(scalars[3:8]), "data": row,
+               "old": None if i % 3 else [texts[i - 1], {"location": "UTC", "value": texts[i - 2]}]}
+        fast = json_text.encoding_json_by_orjson(doc)
+        try:
+            expected = json_text.dumps(doc, json_text.ENCODING_JSON)
+        except (UnicodeEncodeError, TypeError):
+            assert fast is None
+            continue
+        if fast is not None:
+            taken += 1
+            assert fast == expected, doc
+    assert taken > 100  # documents without a character orjson writes otherwise

@@ -204,12 +204,6 @@ class RowEnvelope:
         return dumps(out)
 
 
-def _orjson_bytes(obj: Any) -> bytes:
-    """orjson.dumps, copied into a bytes object of its own size: orjson's result keeps the buffer
-    it grew (about 4 KiB for a small message), and the record writer holds a row group of them."""
-    return bytes(memoryview(orjson.dumps(obj)))
-
-
 class _FastRows:
     """RowEnvelope's key and value written by orjson: the same objects, their values converted
     by json_text.orjson_leaf (whatever orjson would write otherwise goes in as the reference
@@ -246,7 +240,7 @@ class _FastRows:
         out: dict[str, Any] = {"payload": {name: render_one(get(name)) for name, render_one in self.key_cols}}
         if self.key_schema is not None:
             out["schema"] = self.key_schema
-        return _orjson_bytes(out)
+        return json_text.orjson_bytes(out)
 
     def value(self, change: RowChange, commit_ts: int, start_ts: int) -> bytes:
         source = self.source.copy()
@@ -273,7 +267,7 @@ class _FastRows:
         out: dict[str, Any] = {"payload": payload}
         if self.value_schema is not None:
             out["schema"] = self.value_schema
-        return _orjson_bytes(out)
+        return json_text.orjson_bytes(out)
 
 
 def watermark_key(opts: EnvelopeOptions) -> bytes:

@@ -44,12 +44,18 @@ class Civil:
 
 def parse_datetime(s: str) -> Civil:
     """TiDB's print of a DATE/DATETIME/TIMESTAMP ("2023-11-30 12:34:56.120")."""
+    return Civil(*_datetime_fields(s))
+
+
+def _datetime_fields(s: str) -> tuple[int, int, int, int, int, int, int]:
+    """parse_datetime's fields as a tuple: datetime_epoch runs once per DATETIME value and needs
+    no Civil (a frozen dataclass costs more to make than the arithmetic on it)."""
     m = _DT.match(s.strip())
     if not m:
         raise TemporalError(f"not a TiDB date/time value: {s!r}")
     y, mo, d, h, mi, sec, frac = m.groups()
-    micro = int((frac or "").ljust(6, "0")) if frac else 0
-    return Civil(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(sec or 0), micro)
+    micro = int(frac.ljust(6, "0")) if frac else 0
+    return int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(sec or 0), micro
 
 
 def time_to_micros(s: str) -> int:
@@ -65,16 +71,21 @@ def time_to_micros(s: str) -> int:
 
 def is_go_valid(c: Civil) -> bool:
     """Whether Go's time.Date keeps the fields as given (GoTime / time.Parse would not fail)."""
-    return 1 <= c.month <= 12 and 1 <= c.day <= days_in_month(c.year, c.month)
+    return _go_valid_date(c.year, c.month, c.day)
+
+
+def _go_valid_date(year: int, month: int, day: int) -> bool:
+    return 1 <= month <= 12 and 1 <= day <= days_in_month(year, month)
 
 
 def _shift_two_digit_year(c: Civil) -> Civil:
+    year = _shifted_year(c.year)
+    return c if year == c.year else Civil(year, c.month, c.day, c.hour, c.minute, c.second, c.micro)
+
+
+def _shifted_year(year: int) -> int:
     # TiCDC codec.go: years below 70 are read as 20xx and below 100 as 19xx (AddDate).
-    if c.year < 70:
-        return Civil(c.year + 2000, c.month, c.day, c.hour, c.minute, c.second, c.micro)
-    if c.year < 100:
-        return Civil(c.year + 1900, c.month, c.day, c.hour, c.minute, c.second, c.micro)
-    return c
+    return year + (2000 if year < 70 else 1900 if year < 100 else 0)
 
 
 def _unix_seconds(c: Civil) -> int:
@@ -93,14 +104,13 @@ def date_days(s: str) -> Optional[int]:
 def datetime_epoch(s: str, fsp: int) -> Optional[int]:
     """Timestamp (fsp <= 3, ms) or MicroTimestamp (µs) of a DATETIME read as UTC; None when
     GoTime fails (zero month or day)."""
-    c = parse_datetime(s)
-    if not is_go_valid(c):
+    year, month, day, hour, minute, second, micro = _datetime_fields(s)
+    if not _go_valid_date(year, month, day):
         return None
-    c = _shift_two_digit_year(c)
-    secs = _unix_seconds(c)
+    secs = days_from_civil(_shifted_year(year), month, day) * 86400 + hour * 3600 + minute * 60 + second
     if fsp <= 3:
-        return secs * 1000 + c.micro // 1000
-    return secs * 1_000_000 + c.micro
+        return secs * 1000 + micro // 1000
+    return secs * 1_000_000 + micro
 
 
 @lru_cache(maxsize=64)

@@ -259,5 +259,33 @@ def fast_renderer(col: ColumnView, opts: ValueOptions, leaf: Callable[[Any], Any
 
         return datetime_value
     if code in INT_CODES:
-        return lambda v: None if v is None else _int(col, int(v))
+        return _int_renderer(col)
     return generic
+
+
+def _int_renderer(col: ColumnView) -> Callable[[Any], Any]:
+    """`_int(col, int(v))` with the column's bounds looked up once: -1 outside the column's range,
+    an unsigned value as the int64 of its bits (tests/generators/protocols/test_fast_paths.py)."""
+    if not col.unsigned:
+        lo, hi = _INT_MIN[col.code], _INT_MAX[(col.code, False)]
+
+        def signed(v: Any) -> Any:
+            if v is None:
+                return None
+            v = int(v)
+            return v if lo <= v <= hi else -1
+
+        return signed
+    # _int also refuses BIGINT UNSIGNED's maximum
+    limit = _INT_MAX[(col.code, True)] - (col.code == "longlong")
+
+    def unsigned(v: Any) -> Any:
+        if v is None:
+            return None
+        v = int(v)
+        if v > limit:
+            return -1
+        v &= _UINT64_MAX
+        return v - 2**64 if v >= 2**63 else v
+
+    return unsigned

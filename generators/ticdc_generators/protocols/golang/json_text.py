@@ -73,12 +73,27 @@ def _escaper(dialect: Dialect) -> Callable[[str], str]:
     # C over a string that needs escaping, where a substitution would call back into Python for
     # each match (random binary text has one every few characters).
     escape = functools.partial(_escape, dialect)
-    table = {code: escape(_Char(chr(code))) for code in range(0x10000) if search(chr(code))}
+    table = translate_table({code: escape(_Char(chr(code))) for code in range(0x10000) if search(chr(code))})
 
     def escaped(s: str) -> str:
         return s if search(s) is None else s.translate(table)
 
     return escaped
+
+
+# Every code point below U+10000 mapped to itself, shared by the translate tables.
+_KEEP = list(range(0x10000))
+
+
+def translate_table(escapes: dict[int, str]) -> list:
+    """str.translate's table for `escapes` (code points below U+10000), as a list of every code
+    point below U+10000. translate takes a LookupError from the table as "keep the character": a
+    dict raises and clears a KeyError for each character it does not map, a list for none but
+    those above U+10000 (IndexError), which it keeps all the same."""
+    table: list = _KEEP.copy()
+    for code, text in escapes.items():
+        table[code] = text
+    return table
 
 
 class _Char:
@@ -302,3 +317,31 @@ def orjson_leaf(dialect: Dialect) -> Callable[[Any], Any]:
         return fragment(b"".join(out))
 
     return leaf
+
+
+def orjson_bytes(obj: Any) -> bytes:
+    """orjson.dumps, copied into a bytes object of its own size: orjson's result keeps the buffer
+    it grew (about 4 KiB for a small message), and the record writer holds a row group of them."""
+    return bytes(memoryview(orjson.dumps(obj)))
+
+
+
+# What orjson writes where encoding/json escapes: '<', '>', '&', U+2028 and U+2029 (as UTF-8).
+_ORJSON_UNLIKE_ENCODING_JSON = re.compile("[<>&]|\u2028|\u2029".encode("utf-8")).search
+# Without these options orjson would write dataclasses, datetimes and subclasses its own way.
+_ORJSON_BASIC_TYPES = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def encoding_json_by_orjson(obj: Any) -> Optional[bytes]:
+    """`dumps(obj, ENCODING_JSON)` by orjson for a document of text, ints, None, bools, dicts and
+    lists, without floats (orjson writes those its own way): orjson escapes as encoding/json
+    (\\b and \\f short included) but for the characters above, so its bytes are taken when they
+    hold none of them. None otherwise, or when orjson refuses the document (a lone surrogate, an
+    int beyond 64 bits, any other type): the caller takes `dumps`."""
+    try:
+        out = orjson.dumps(obj, option=_ORJSON_BASIC_TYPES)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return None
+    if _ORJSON_UNLIKE_ENCODING_JSON(out) is not None:
+        return None
+    return bytes(memoryview(out))

@@ -8,7 +8,12 @@ start a valid UTF-8 sequence into \\xNN.
 """
 from __future__ import annotations
 
+import functools
 import re
+from typing import Callable
+
+from ..golang import json_text
+from ..golang.json_text import translate_table
 
 _HEX = "0123456789abcdef"
 
@@ -22,22 +27,13 @@ def _is_print(r: int) -> bool:
 
     Below U+0100 Go answers from a fixed rule (the soft hyphen U+00AD is the one exception in
     U+00A1..U+00FF); above it Unicode's categories decide, which is exactly what Python's
-    str.isprintable tests ("Other" and "Separator" categories except the ASCII space).
+    str.isprintable tests ("Other" and "Separator" categories except the ASCII space). Beyond
+    ASCII the fixed rule gives str.isprintable's answer too, which go_quote_body relies on
+    (tests/generators/protocols/test_fast_paths.py checks every code point).
     """
     if r <= 0xFF:
         return 0x20 <= r <= 0x7E or (0xA1 <= r <= 0xFF and r != 0xAD)
     return chr(r).isprintable()
-
-
-def _utf8_length(lead: int) -> int:
-    """Length of the UTF-8 sequence a lead byte announces, 0 when it cannot lead one."""
-    if 0xC2 <= lead <= 0xDF:
-        return 2
-    if 0xE0 <= lead <= 0xEF:
-        return 3
-    if 0xF0 <= lead <= 0xF4:
-        return 4
-    return 0
 
 
 def _escape_rune(r: int, out: list[str]) -> None:
@@ -69,9 +65,7 @@ def _byte_table() -> dict[int, str]:
     return table
 
 
-_BYTE_TABLE = _byte_table()
-# A character decoded from valid UTF-8 beyond ASCII: the one case left to the rune-by-rune loop.
-_DECODED_RUNE = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]").search
+_BYTE_TABLE = translate_table(_byte_table())
 _PLAIN = re.compile(b'[^\\x20-\\x7e]|["\\\\]').search
 
 
@@ -80,32 +74,45 @@ def go_quote_body(data: bytes) -> str:
     if _PLAIN(data) is None:
         return data.decode("ascii")
     # Python's UTF-8 decoder with surrogateescape turns each byte Go's DecodeRune rejects into
-    # U+DC80+byte and nothing else, as the loop below reads them one by one; without a decoded
-    # rune beyond ASCII, one translation gives the loop's text.
-    text = data.decode("utf-8", "surrogateescape")
-    if _DECODED_RUNE(text) is None:
-        return text.translate(_BYTE_TABLE)
+    # U+DC80+byte and decodes every valid sequence to its rune, as Go's loop reads them one by
+    # one (a rejected sequence's bytes cannot start a valid one). One translation escapes the
+    # ASCII characters and the undecodable bytes; a decoded rune beyond ASCII stays as it is when
+    # printable, where str.isprintable is strconv.IsPrint (see _is_print), and only a text with a
+    # rune that is not printable takes the character loop.
+    text = data.decode("utf-8", "surrogateescape").translate(_BYTE_TABLE)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape_non_printable(ord(c)) for c in text)
+
+
+def _escape_non_printable(r: int) -> str:
     out: list[str] = []
-    i, n = 0, len(data)
-    while i < n:
-        b = data[i]
-        if b < 0x80:
-            _escape_rune(b, out)
-            i += 1
-            continue
-        width = _utf8_length(b)
-        rune = None
-        if width and i + width <= n:
-            try:
-                # Python's strict decoder rejects exactly what Go's utf8.DecodeRune rejects:
-                # overlong forms, surrogates and code points above U+10FFFF.
-                rune = ord(data[i:i + width].decode("utf-8"))
-            except UnicodeDecodeError:
-                rune = None
-        if rune is None:
-            out.append("\\x" + _HEX[b >> 4] + _HEX[b & 0xF])
-            i += 1
-            continue
-        _escape_rune(rune, out)
-        i += width
-    return "".join(out)
+    _escape_rune(r, out)
+    return out[0]
+
+
+@functools.lru_cache(maxsize=None)
+def json_quoter(dialect: json_text.Dialect) -> Callable[[bytes], str]:
+    """data -> `json_text.quote(go_quote_body(data), dialect)`, the JSON string TiCDC writes for a
+    binary CHAR/VARCHAR/BINARY/VARBINARY value, with the dialect's escaping folded into Quote's
+    translation table: one pass in C where there were two. A rune Quote keeps (printable, beyond
+    ASCII) is one no dialect escapes, so the folded table leaves it too; text with a rune that is
+    not printable takes the two steps."""
+    quote = json_text.quoter(dialect)
+    folded: dict[int, str] = {}
+    for code in [*range(0x80), *range(0xDC80, 0xDD00)]:
+        quoted = _BYTE_TABLE[code]
+        escaped = quote(quoted if isinstance(quoted, str) else chr(quoted))[1:-1]
+        if escaped != chr(code):
+            folded[code] = escaped
+    table = translate_table(folded)
+
+    def quote_bytes(data: bytes) -> str:
+        if _PLAIN(data) is None:
+            return quote(data.decode("ascii"))
+        text = data.decode("utf-8", "surrogateescape").translate(table)
+        if text.isprintable():
+            return '"' + text + '"'
+        return quote(go_quote_body(data))
+
+    return quote_bytes

@@ -11,12 +11,12 @@ Field order and presence follow the TiCDC generation being simulated:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from ticdc_contract.model import DDL, Op, Row, RowChange
 
 from ..golang import json_text
-from .values import ColumnLayout, EncodeError, TableLayout, render_value
+from .values import ColumnLayout, EncodeError, TableLayout, value_renderer
 
 # TiCDC pkg/sink/codec/common/message.go: MessageType.
 MESSAGE_TYPE_ROW = 1
@@ -24,6 +24,7 @@ MESSAGE_TYPE_DDL = 2
 MESSAGE_TYPE_RESOLVED = 3
 
 PROFILES = ("ticdc", "tiflow")
+_ROW_TYPE = ',"t":' + str(MESSAGE_TYPE_ROW)
 
 
 @dataclass(frozen=True)
@@ -76,30 +77,35 @@ def row_key(change: RowChange, commit_ts: int, layout: TableLayout, opts: RowOpt
     with omitempty, OnlyHandleKey reset to false) writes only "ccl", after "t".
     The partition-table "ptn" field is never written: the model has no partitioned tables.
     """
-    dialect = opts.dialect
-    table = change.table
-    fields = [("ts", str(commit_ts))]
+    names = _key_names(layout, opts)
     if opts.profile == "ticdc":
-        fields += [("scm", json_text.quote(table.schema, dialect)), ("tbl", json_text.quote(table.table, dialect)),
-                   ("t", str(MESSAGE_TYPE_ROW))]
+        tail = _ROW_TYPE
         if only_handle_key:
-            fields.append(("ohk", "true"))
+            tail += ',"ohk":true'
         if claim_check_location:
-            fields += [("ohk", "false"), ("ccl", json_text.quote(claim_check_location, dialect))]
+            tail += ',"ohk":false,"ccl":' + json_text.quote(claim_check_location, opts.dialect)
     else:
-        if table.schema:
-            fields.append(("scm", json_text.quote(table.schema, dialect)))
-        if table.table:
-            fields.append(("tbl", json_text.quote(table.table, dialect)))
         rid = _tiflow_row_id(change, layout)
-        if rid:
-            fields.append(("rid", str(rid)))
-        fields.append(("t", str(MESSAGE_TYPE_ROW)))
+        tail = (',"rid":' + str(rid) if rid else "") + _ROW_TYPE
         if claim_check_location:
-            fields.append(("ccl", json_text.quote(claim_check_location, dialect)))
+            tail += ',"ccl":' + json_text.quote(claim_check_location, opts.dialect)
         elif only_handle_key:
-            fields.append(("ohk", "true"))
-    return json_text.to_bytes(json_text.obj(fields, dialect))
+            tail += ',"ohk":true'
+    return json_text.to_bytes('{"ts":' + str(commit_ts) + names + tail + "}")
+
+
+def _key_names(layout: TableLayout, opts: RowOptions) -> str:
+    """The key's "scm" and "tbl" members, once per table version and profile (tiflow leaves out
+    an empty one). The key's member names need no escaping in any dialect."""
+    cache_key = ("key", opts.profile)
+    names = layout.texts.get(cache_key)
+    if names is None:
+        table, quote = layout.table, json_text.quoter(opts.dialect)
+        ticdc = opts.profile == "ticdc"
+        names = ((',"scm":' + quote(table.schema) if ticdc or table.schema else "")
+                 + (',"tbl":' + quote(table.table) if ticdc or table.table else ""))
+        layout.texts[cache_key] = names
+    return names
 
 
 def _tiflow_row_id(change: RowChange, layout: TableLayout) -> int:
@@ -133,31 +139,27 @@ def row_value(change: RowChange, layout: TableLayout, opts: RowOptions, only_han
     - update: "u" holds the new row and, with output-old-value, "p" the old row, cut down to
       the columns whose value changed under only-output-updated-columns.
     """
-    dialect = opts.dialect
-    columns = layout.columns if opts.profile == "ticdc" else layout.columns_by_name
-    if selected is not None:
-        # sink.column-selectors: unselected columns are skipped in every image, before the
-        # handle-key cut (TiCDC open/codec.go writeColumnFieldValues); flags stay the table's.
-        columns = tuple(c for c in columns if c.name in selected)
+    members = _members(layout, opts, selected)
     if change.op == Op.DELETE:
         only = only_handle_key or opts.delete_only_output_handle_key_columns
-        fields = [("d", _columns_object(columns, _need(change.before, "old", change), dialect, only))]
+        text = '{"d":' + _columns_object(members, _need(change.before, "old", change), only)
     elif change.op == Op.INSERT:
-        fields = [("u", _columns_object(columns, _need(change.after, "new", change), dialect, only_handle_key))]
+        text = '{"u":' + _columns_object(members, _need(change.after, "new", change), only_handle_key)
     elif change.op == Op.UPDATE:
         after = _need(change.after, "new", change)
-        fields = [("u", _columns_object(columns, after, dialect, only_handle_key))]
+        text = '{"u":' + _columns_object(members, after, only_handle_key)
         if opts.output_old_value:
             before = _need(change.before, "old", change)
             if opts.only_output_updated_columns:
-                p = _changed_columns_object(columns, before, after, dialect, only_handle_key)
+                p = _changed_columns_object(members, before, after, only_handle_key)
             else:
-                p = _columns_object(columns, before, dialect, only_handle_key)
+                p = _columns_object(members, before, only_handle_key)
             if not (opts.profile == "tiflow" and p == "{}"):
-                fields.append(("p", p))
+                text += ',"p":' + p
     else:
         raise EncodeError(f"unknown row operation {change.op!r}")
-    return json_text.to_bytes(json_text.obj(fields, dialect))
+    # "u", "p" and "d" need no escaping in any dialect.
+    return json_text.to_bytes(text + "}")
 
 
 def _dialect(profile: str) -> json_text.Dialect:
@@ -172,40 +174,62 @@ def _need(row: Optional[Row], which: str, change: RowChange) -> Row:
     return row
 
 
-def _column_object(col: ColumnLayout, value: Any, dialect: json_text.Dialect) -> str:
-    return _column_with_rendered_value(col, render_value(col, value, dialect), dialect)
+class _Member(NamedTuple):
+    """A column as a member of a row image's JSON object."""
+
+    name: str
+    handle: bool
+    head: str  # the member up to its value: "name":{"t":…,"h":true,"f":…,"v":
+    render: Callable[[Any], str]  # the value's JSON text
 
 
-def _column_with_rendered_value(col: ColumnLayout, rendered: str, dialect: json_text.Dialect) -> str:
+def _members(layout: TableLayout, opts: RowOptions, selected: Optional[frozenset[str]]) -> tuple[_Member, ...]:
+    """The row image's members in the profile's order, once per table version, profile and
+    column selection."""
+    cache_key = ("members", opts.profile, selected)
+    members = layout.texts.get(cache_key)
+    if members is None:
+        dialect = opts.dialect
+        columns = layout.columns if opts.profile == "ticdc" else layout.columns_by_name
+        if selected is not None:
+            # sink.column-selectors: unselected columns are skipped in every image, before the
+            # handle-key cut (TiCDC open/codec.go writeColumnFieldValues); flags stay the table's.
+            columns = tuple(c for c in columns if c.name in selected)
+        members = tuple(_Member(c.name, c.handle, json_text.quote(c.name, dialect) + ":" + _column_head(c),
+                                value_renderer(c, dialect)) for c in columns)
+        layout.texts[cache_key] = members
+    return members
+
+
+def _column_head(col: ColumnLayout) -> str:
     # TiCDC writes "h" only for handle-key columns and "f" always (codec.go,
     # writeColumnFieldValue; tiflow's Column struct has `h,omitempty` and a plain `f`).
-    # json_text.obj of t, h, f and v, written out: those keys need no escaping in any dialect.
-    return ('{"t":' + str(col.code) + (',"h":true,"f":' if col.handle else ',"f":') + str(col.flag)
-            + ',"v":' + rendered + "}")
+    # The column object of t, h, f and v, written out: those keys need no escaping in any dialect.
+    return '{"t":' + str(col.code) + (',"h":true,"f":' if col.handle else ',"f":') + str(col.flag) + ',"v":'
 
 
-def _columns_object(columns: tuple[ColumnLayout, ...], row: Row, dialect: json_text.Dialect, only_handle: bool) -> str:
-    picked = [c for c in columns if c.handle or not only_handle]
+def _columns_object(members: tuple[_Member, ...], row: Row, only_handle: bool) -> str:
+    picked = tuple(m for m in members if m.handle) if only_handle else members
     if not picked:
         # TiCDC refuses the event: "not found handle key columns for the delete event".
         raise EncodeError("no handle key columns to encode")
-    return json_text.obj(((c.name, _column_object(c, row.get(c.name), dialect)) for c in picked), dialect)
+    get = row.get
+    return "{" + ",".join([m.head + m.render(get(m.name)) + "}" for m in picked]) + "}"
 
 
-def _changed_columns_object(columns: tuple[ColumnLayout, ...], before: Row, after: Row, dialect: json_text.Dialect,
-                            only_handle: bool) -> str:
+def _changed_columns_object(members: tuple[_Member, ...], before: Row, after: Row, only_handle: bool) -> str:
     """The old values of the columns an update changed (TiCDC codec.go, writeUpdatedColumnFieldValues).
 
     A column whose old and new values are both NULL, or equal, is left out; every other column
     carries its old value (NULL included). Equality is decided on the values as TiCDC holds
     them (a FLOAT as float32, an ENUM as its index), which their rendered text stands for.
     """
-    fields = []
-    for c in columns:
-        if only_handle and not c.handle:
+    texts = []
+    for m in members:
+        if only_handle and not m.handle:
             continue
-        old = render_value(c, before.get(c.name), dialect)
-        if old == render_value(c, after.get(c.name), dialect):
+        old = m.render(before.get(m.name))
+        if old == m.render(after.get(m.name)):
             continue
-        fields.append((c.name, _column_with_rendered_value(c, old, dialect)))
-    return json_text.obj(fields, dialect)
+        texts.append(m.head + old + "}")
+    return "{" + ",".join(texts) + "}"

@@ -6,8 +6,8 @@ info, and is cached per schema version by the encoder (`table_layout`).
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from ticdc_contract.enum_set import enum_index, set_bits
 from ticdc_contract.model import TableSchema
@@ -16,7 +16,7 @@ from ticdc_contract.tidb_types import TiDBType
 from ...errors import ChangefeedFailure
 from ..golang import json_text
 from ..golang.floats import json_float32, json_float64
-from .goquote import go_quote_body
+from .goquote import json_quoter
 
 # spec 002 (Open Protocol), Column type code: the MySQL type byte of TiDB's field type.
 TYPE_CODES = {
@@ -61,6 +61,9 @@ class TableLayout:
     table: TableSchema
     columns: tuple[ColumnLayout, ...]  # table order (new TiCDC's order)
     columns_by_name: tuple[ColumnLayout, ...]  # name order (classic tiflow's Go map order)
+    # The JSON pieces the message writer derives from this layout, per profile and column
+    # selection (message.py), so that each is built once per table version.
+    texts: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def handle_key_columns(table: TableSchema) -> tuple[str, ...]:
@@ -148,29 +151,42 @@ def float_text(v: float, bits: int) -> str:
     return (json_float32 if bits == 32 else json_float64)(v, short_exponent=True)
 
 
-def render_value(col: ColumnLayout, v: Any, dialect: json_text.Dialect) -> str:
-    """The JSON text of a column's "v" (TiCDC pkg/sink/codec/open/codec.go, writeColumnFieldValue)."""
-    if v is None:
-        return "null"
-    base = col.type.base
-    if col.type.is_integer or base in ("year", "bit"):
+def value_renderer(col: ColumnLayout, dialect: json_text.Dialect) -> Callable[[Any], str]:
+    """The function writing the JSON text of a column's "v" (TiCDC pkg/sink/codec/open/codec.go,
+    writeColumnFieldValue), chosen once per column so that a row pays for no type dispatch.
+
+    Each function writes NULL as null.
+    """
+    t = col.type
+    base = t.base
+    quote = json_text.quoter(dialect)
+    if t.is_integer or base in ("year", "bit"):
         # Integers go out as Go int64/uint64; BIT as the uint64 of its bits, which sidesteps
         # pingcap/tidb#10988 as TiCDC's comment says.
-        return str(int(v))
+        return _integer_text
     if base in ("float", "double"):
-        return float_text(float(v), 32 if base == "float" else 64)
+        bits = 32 if base == "float" else 64
+        return lambda v: "null" if v is None else float_text(float(v), bits)
     if base in _BASE64_TYPES:
-        return '"' + base64.b64encode(_raw_bytes(v)).decode("ascii") + '"'
+        return _base64_text
     if base in _QUOTED_WHEN_BINARY:
         if col.flag & BINARY_FLAG:
-            return json_text.quote(go_quote_body(_raw_bytes(v)), dialect)
-        if isinstance(v, str):
-            return json_text.quote(v, dialect)
-        return json_text.quote(_raw_bytes(v).decode("utf-8", "surrogateescape"), dialect)
+            quote_bytes = json_quoter(dialect)
+            return lambda v: "null" if v is None else quote_bytes(_raw_bytes(v))
+        return lambda v: "null" if v is None else quote(
+            v if isinstance(v, str) else _raw_bytes(v).decode("utf-8", "surrogateescape"))
     if base == "enum":
-        return str(enum_index(col.type, v))
+        return lambda v: "null" if v is None else str(enum_index(t, v))
     if base == "set":
-        return str(set_bits(col.type, v))
+        return lambda v: "null" if v is None else str(set_bits(t, v))
     # DECIMAL, DATE, DATETIME, TIMESTAMP, TIME and JSON: TiDB's own printing, which is the
     # canonical form already (MyDecimal.String, Time.String, Duration.String, BinaryJSON.String).
-    return json_text.quote(str(v), dialect)
+    return lambda v: "null" if v is None else quote(str(v))
+
+
+def _integer_text(v: Any) -> str:
+    return "null" if v is None else str(int(v))
+
+
+def _base64_text(v: Any) -> str:
+    return "null" if v is None else '"' + base64.b64encode(_raw_bytes(v)).decode("ascii") + '"'

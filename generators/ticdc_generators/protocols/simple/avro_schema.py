@@ -35,13 +35,13 @@ def _record(name: str, doc: str, fields: list[dict]) -> dict:
     return {"namespace": NAMESPACE, "name": name, "type": "record", "doc": doc, "fields": fields}
 
 
-def _value_union() -> list:
+def value_union() -> list:
     # spec 004 "mysqlType 参考表格": each mysqlType maps to one of these Avro branches
     return ["null", "long", "float", "double", "string", "bytes", _ref("Timestamp"), _ref("UnsignedBigint")]
 
 
 def _row_map(name: str) -> dict:
-    return _optional(name, {"type": "map", "values": _value_union()})
+    return _optional(name, {"type": "map", "values": value_union()})
 
 
 def build_schema() -> list[dict]:

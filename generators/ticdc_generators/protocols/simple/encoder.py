@@ -25,9 +25,10 @@ from ticdc_contract.tso import physical_ms
 from ...sink.claim_check import ClaimCheckStorage
 from ...sink.config import SinkConfig
 from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEvent, WatermarkEvent
-from ..golang.json_text import ENCODING_JSON, dumps
+from ..golang.json_text import ENCODING_JSON, dumps, encoding_json_by_orjson
 from ..large_message import COMPRESSIONS, MessageTooLargeError, compress, record_size, require_storage
 from . import message as m
+from .avro_dml import encode_dml
 from .avro_schema import encode_avro
 
 ROW_KEY = b""
@@ -129,9 +130,16 @@ class SimpleEncoder:
         if self.config.encoding_format == "avro":
             body: Any = m.avro_dml(event.change, ts, build_ts, self._style, only_handle_key, claim_check_location,
                                    event.selected)
+            raw = encode_dml(body)
+            if raw is not None:
+                return compress(self.config.compression, raw)
         else:
             body = m.json_dml(event.change, ts, build_ts, self._style, only_handle_key, claim_check_location,
                               event.selected)
+            # A DML body holds no floats (json_value writes every value as text), so orjson may write it.
+            raw = encoding_json_by_orjson(body)
+            if raw is not None:
+                return compress(self.config.compression, raw)
         return self._value(body)
 
     def _ddl(self, event: DDLEvent) -> Message:

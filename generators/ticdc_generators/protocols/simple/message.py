@@ -9,7 +9,7 @@ Avro records follow pkg/sink/codec/simple/avro.go, one Message record wrapping t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ticdc_contract.checksum import RowChecksum, change_checksum
 from ticdc_contract.model import DDL, Op, Row, RowChange, TableSchema
@@ -17,7 +17,7 @@ from ticdc_contract.model import DDL, Op, Row, RowChange, TableSchema
 from .avro_schema import NAMESPACE
 from .ddl import ddl_type, table_schemas
 from .table_schema import avro_table_schema, json_table_schema
-from .values import avro_value, json_value
+from .values import avro_renderer, json_renderer
 
 VERSION = 1  # spec 004: "The version number of the protocol, which is currently 1"
 _DML_TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}
@@ -43,11 +43,6 @@ def row_checksum(change: RowChange, style: Style) -> Optional[RowChecksum]:
 
 
 # --- JSON -------------------------------------------------------------------------------------
-def sorted_map(items: dict[str, Any]) -> dict[str, Any]:
-    """A Go map[string]any: encoding/json writes its keys in byte order (UTF-8 order = code point order)."""
-    return {k: items[k] for k in sorted(items)}
-
-
 def _sent_columns(table: TableSchema, only_handle_key: bool, selected: Optional[frozenset[str]] = None):
     """The columns a DML message carries: all, or (a too-large message, TiCDC formatColumns and
     collectColumns with onlyHandleKey) the handle-key columns only; under sink.column-selectors
@@ -59,11 +54,36 @@ def _sent_columns(table: TableSchema, only_handle_key: bool, selected: Optional[
     return tuple(c for c in columns if c.name in keys)
 
 
+# Table versions whose row columns are kept (_row_columns), by identity and the message form.
+_ROW_COLUMNS: dict[tuple, tuple[TableSchema, tuple[tuple[str, Callable[[Any], Any]], ...]]] = {}
+_ROW_COLUMNS_KEPT = 4096
+
+
+def _row_columns(table: TableSchema, style: Style, avro: bool, only_handle_key: bool,
+                 selected: Optional[frozenset[str]]) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """(name, value renderer) of the columns a DML row map carries, worked out once per table
+    version and message form: JSON's in name order (a Go map[string]interface{}: encoding/json
+    writes its keys in byte order, and UTF-8 order is code point order), Avro's in table order (Avro maps have no
+    order; TiCDC writes Go's random map order, table order keeps output stable)."""
+    cache_key = (id(table), style, avro, only_handle_key, selected)
+    entry = _ROW_COLUMNS.get(cache_key)
+    if entry is None or entry[0] is not table:
+        columns = _sent_columns(table, only_handle_key, selected)
+        if avro:
+            named = tuple((c.name, avro_renderer(c.type, style.time_zone, bit_as_long=style.tiflow)) for c in columns)
+        else:
+            named = tuple(sorted(((c.name, json_renderer(c.type, style.time_zone)) for c in columns),
+                                 key=lambda pair: pair[0]))
+        if len(_ROW_COLUMNS) >= _ROW_COLUMNS_KEPT:
+            _ROW_COLUMNS.clear()
+        entry = _ROW_COLUMNS[cache_key] = (table, named)
+    return entry[1]
+
+
 def _json_row(table: TableSchema, row: Row, style: Style, only_handle_key: bool = False,
               selected: Optional[frozenset[str]] = None) -> dict[str, Any]:
-    # a Go map[string]interface{}: keys come out sorted, whatever the table order
-    return sorted_map({c.name: json_value(c.type, row.get(c.name), style.time_zone)
-                       for c in _sent_columns(table, only_handle_key, selected)})
+    get = row.get
+    return {name: render(get(name)) for name, render in _row_columns(table, style, False, only_handle_key, selected)}
 
 
 def json_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style, only_handle_key: bool = False,
@@ -131,9 +151,8 @@ def _message(kind: str, record: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 def _avro_row(table: TableSchema, row: Row, style: Style, only_handle_key: bool = False,
               selected: Optional[frozenset[str]] = None) -> dict[str, Any]:
-    # Avro maps have no order; TiCDC writes Go's random map order, table order keeps output stable
-    return {c.name: avro_value(c.type, row.get(c.name), style.time_zone, bit_as_long=style.tiflow)
-            for c in _sent_columns(table, only_handle_key, selected)}
+    get = row.get
+    return {name: render(get(name)) for name, render in _row_columns(table, style, True, only_handle_key, selected)}
 
 
 def _avro_checksum(checksum: Optional[RowChecksum]) -> Optional[tuple[str, dict[str, Any]]]:

@@ -11,7 +11,7 @@ per mysqlType (long/float/double/string/bytes, Timestamp record, UnsignedBigint 
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Callable
 
 from ticdc_contract.tidb_types import BINARY_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
 
@@ -78,51 +78,64 @@ def as_int64(v: int) -> int:
 
 
 def json_value(t: TiDBType, v: Any, location: str) -> Any:
-    if v is None:
-        return None
+    return json_renderer(t, location)(v)
+
+
+def json_renderer(t: TiDBType, location: str) -> Callable[[Any], Any]:
+    """`json_value` of one column with the type switch settled once: message.py makes one per
+    column of a table version, not per value. NULL is None."""
     base = t.base
     if base == "timestamp":
         # a Go map[string]interface{}: encoding/json writes its keys sorted
-        return {"location": location, "value": v}
+        return lambda v: None if v is None else {"location": location, "value": v}
     if base == "enum":
-        return str(enum_value(t, v))
+        return lambda v: None if v is None else str(enum_value(t, v))
     if base == "set":
-        return str(set_value(t, v))
+        return lambda v: None if v is None else str(set_value(t, v))
     if has_binary_flag(t):
-        return base64.b64encode(v).decode("ascii")
+        return lambda v: None if v is None else base64.b64encode(v).decode("ascii")
     if base in INTEGER_TYPES or base in ("year", "bit"):
-        return str(int(v))
+        return lambda v: None if v is None else str(int(v))
     if base == "float":
-        return format_float32(v)
+        return lambda v: None if v is None else format_float32(v)
     if base == "double":
-        return format_float64(v)
+        return lambda v: None if v is None else format_float64(v)
     # strings, DECIMAL, DATE, DATETIME, TIME, JSON: TiDB's own text (canonical form is the same print)
-    return str(v)
+    return lambda v: None if v is None else str(v)
 
 
 def avro_value(t: TiDBType, v: Any, location: str, bit_as_long: bool = False) -> tuple[str, Any]:
     """(union branch, value) for the DML data/old map, in fastavro's tuple notation."""
-    if v is None:
-        return ("null", None)
+    return avro_renderer(t, location, bit_as_long)(v)
+
+
+_AVRO_NULL = ("null", None)
+
+
+def avro_renderer(t: TiDBType, location: str, bit_as_long: bool = False) -> Callable[[Any], tuple[str, Any]]:
+    """`avro_value` of one column with the type switch settled once, as `json_renderer`."""
     base = t.base
     if base == "timestamp":
-        return (TIMESTAMP_RECORD, {"location": location, "value": v})
+        return lambda v: _AVRO_NULL if v is None else (TIMESTAMP_RECORD, {"location": location, "value": v})
     if base == "bigint" and t.unsigned:
         # TiCDC sends every BIGINT UNSIGNED as UnsignedBigint{value: int64(u64)}, a wrapped long
-        return (UNSIGNED_BIGINT_RECORD, {"value": as_int64(int(v))})
+        return lambda v: _AVRO_NULL if v is None else (UNSIGNED_BIGINT_RECORD, {"value": as_int64(int(v))})
     if base in INTEGER_TYPES or base == "year":
-        return ("long", int(v))
+        return lambda v: _AVRO_NULL if v is None else ("long", int(v))
     if base == "enum":
-        return ("long", enum_value(t, v))
+        return lambda v: _AVRO_NULL if v is None else ("long", enum_value(t, v))
     if base == "set":
-        return ("long", as_int64(set_value(t, v)))  # TiCDC casts the uint64 bitmask to int64
+        # TiCDC casts the uint64 bitmask to int64
+        return lambda v: _AVRO_NULL if v is None else ("long", as_int64(set_value(t, v)))
     if base == "bit":
         # new TiCDC: strconv.FormatUint; classic tiflow hands the uint64 to Avro as a long
-        return ("long", as_int64(int(v))) if bit_as_long else ("string", str(int(v)))
+        if bit_as_long:
+            return lambda v: _AVRO_NULL if v is None else ("long", as_int64(int(v)))
+        return lambda v: _AVRO_NULL if v is None else ("string", str(int(v)))
     if has_binary_flag(t):
-        return ("bytes", bytes(v))
+        return lambda v: _AVRO_NULL if v is None else ("bytes", bytes(v))
     if base == "float":
-        return ("float", to_float32(v))
+        return lambda v: _AVRO_NULL if v is None else ("float", to_float32(v))
     if base == "double":
-        return ("double", float(v))
-    return ("string", str(v))
+        return lambda v: _AVRO_NULL if v is None else ("double", float(v))
+    return lambda v: _AVRO_NULL if v is None else ("string", str(v))
