@@ -14,9 +14,12 @@ carries them; Parquet files hold the same JSON text, so integers stay exact.
 from __future__ import annotations
 
 from collections import OrderedDict
+from itertools import repeat
+from operator import is_not
 from pathlib import Path
 from typing import IO, Any, Iterable, Optional
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,6 +44,8 @@ STATES_SCHEMA = pa.schema([
 ])
 PARQUET_BATCH = 8192
 MAX_OPEN_STATE_FILES = 64
+STRING_BYTES_LIMIT = 2**31 - 1  # an Arrow string array's 32-bit offsets
+APPLIED_BUFFER = 1 << 20  # applied.ndjson's write buffer: a transaction's line often outgrows the default 8 KiB
 
 
 def row_json(image: dict[str, Any], columns: Iterable[str]) -> bytes:
@@ -66,6 +71,32 @@ def _utf8(text: Any) -> bytes:
 
 def parse_columns(text: Optional[str]) -> list[str]:
     return orjson.loads(text) if text else []
+
+
+def _validity(values: list) -> tuple[Optional[pa.Buffer], int]:
+    """The validity bitmap of `values` (None: no value is null) and how many are null."""
+    nulls = values.count(None)
+    if not nulls:
+        return None, 0
+    present = np.fromiter(map(is_not, values, repeat(None)), np.bool_, len(values))
+    return pa.py_buffer(np.packbits(present, bitorder="little")), nulls
+
+
+def _arrow_column(values: list, kind: pa.DataType) -> pa.Array:
+    """`pa.array(values, type=kind)` for the int64 and string columns of the outputs (strings may be
+    given as their UTF-8 bytes), built from buffers: pa.array of a Python list imports pandas, half
+    a second of a consume command, to ask whether the list is a pandas object."""
+    validity, nulls = _validity(values)
+    if kind == pa.int64():
+        data = np.array([0 if v is None else v for v in values] if nulls else values, np.int64)
+        return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
+    encoded = [v.encode() if type(v) is str else v or b"" for v in values]
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(values)), out=offsets[1:])
+    if offsets[-1] > STRING_BYTES_LIMIT:  # pa.array splits it into chunks
+        return pa.array(values, type=kind)
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets.astype(np.int32)),
+                                       pa.py_buffer(b"".join(encoded)), validity, nulls)
 
 
 class _ParquetStream:
@@ -97,7 +128,7 @@ class _ParquetStream:
 
     def flush(self) -> None:
         if self.rows:
-            columns = [pa.array(column, type=field.type) for column, field in zip(zip(*self.rows), self.schema)]
+            columns = [_arrow_column(list(column), field.type) for column, field in zip(zip(*self.rows), self.schema)]
             self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
             self.rows = []
 
@@ -109,7 +140,7 @@ class _ParquetStream:
 class AppliedLog:
     def __init__(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
-        self._f: IO[bytes] = open(out / "applied.ndjson", "wb")
+        self._f: IO[bytes] = open(out / "applied.ndjson", "wb", buffering=APPLIED_BUFFER)
         self._pq = _ParquetStream(out / "applied.parquet", APPLIED_SCHEMA)
         self.seq = 0
         self._heads: dict[tuple[str, str, str], bytes] = {}  # (schema, table, op) -> a txn row's JSON up to "before"
