@@ -14,8 +14,6 @@ carries them; Parquet files hold the same JSON text, so integers stay exact.
 from __future__ import annotations
 
 from collections import OrderedDict
-from itertools import repeat
-from operator import is_not
 from pathlib import Path
 from typing import IO, Any, Iterable, Optional
 
@@ -73,30 +71,49 @@ def parse_columns(text: Optional[str]) -> list[str]:
     return orjson.loads(text) if text else []
 
 
-def _validity(values: list) -> tuple[Optional[pa.Buffer], int]:
-    """The validity bitmap of `values` (None: no value is null) and how many are null."""
+def _validity(values: list) -> tuple[Optional[np.ndarray], int]:
+    """Which of `values` are not null (None: all are) and how many are null."""
     nulls = values.count(None)
     if not nulls:
         return None, 0
-    present = np.fromiter(map(is_not, values, repeat(None)), np.bool_, len(values))
-    return pa.py_buffer(np.packbits(present, bitorder="little")), nulls
+    return np.not_equal(np.array(values, dtype=object), None), nulls
+
+
+def _utf8_lengths(present: list) -> tuple[bytes, np.ndarray]:
+    """The UTF-8 bytes of the texts (or bytes) `present` end to end, and each one's length: joined
+    once in C; texts are encoded one by one only when one of them is not ASCII."""
+    lengths = np.array(list(map(len, present)), np.int64)
+    kinds = set(map(type, present))
+    if kinds == {bytes}:
+        return b"".join(present), lengths
+    if kinds == {str}:
+        data = "".join(present).encode()
+        if len(data) == lengths.sum():  # every text ASCII: a character is a byte
+            return data, lengths
+    encoded = [v.encode() if type(v) is str else v for v in present]
+    return b"".join(encoded), np.array(list(map(len, encoded)), np.int64)
 
 
 def _arrow_column(values: list, kind: pa.DataType) -> pa.Array:
     """`pa.array(values, type=kind)` for the int64 and string columns of the outputs (strings may be
     given as their UTF-8 bytes), built from buffers: pa.array of a Python list imports pandas, half
     a second of a consume command, to ask whether the list is a pandas object."""
-    validity, nulls = _validity(values)
+    present, nulls = _validity(values)
+    validity = None if present is None else pa.py_buffer(np.packbits(present, bitorder="little"))
     if kind == pa.int64():
         data = np.array([0 if v is None else v for v in values] if nulls else values, np.int64)
         return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
-    encoded = [v.encode() if type(v) is str else v or b"" for v in values]
-    offsets = np.zeros(len(values) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(values)), out=offsets[1:])
-    if offsets[-1] > STRING_BYTES_LIMIT:  # pa.array splits it into chunks
+    data, lengths = _utf8_lengths([v for v in values if v is not None] if nulls else values)
+    if len(data) > STRING_BYTES_LIMIT:  # pa.array splits it into chunks
         return pa.array(values, type=kind)
-    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets.astype(np.int32)),
-                                       pa.py_buffer(b"".join(encoded)), validity, nulls)
+    offsets = np.zeros(len(values) + 1, np.int32)
+    if present is None:
+        np.cumsum(lengths, out=offsets[1:])
+    else:  # a null takes no bytes
+        spread = np.zeros(len(values), np.int64)
+        spread[present] = lengths
+        np.cumsum(spread, out=offsets[1:])
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data), validity, nulls)
 
 
 class _ParquetStream:
