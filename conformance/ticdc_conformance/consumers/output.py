@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
-from typing import IO, Any, Iterable, Optional
+from typing import IO, Any, Iterable, Optional, Sequence
 
 import numpy as np
 import orjson
@@ -71,7 +71,7 @@ def parse_columns(text: Optional[str]) -> list[str]:
     return orjson.loads(text) if text else []
 
 
-def _validity(values: list) -> tuple[Optional[np.ndarray], int]:
+def _validity(values: Sequence) -> tuple[Optional[np.ndarray], int]:
     """Which of `values` are not null (None: all are) and how many are null."""
     nulls = values.count(None)
     if not nulls:
@@ -79,7 +79,7 @@ def _validity(values: list) -> tuple[Optional[np.ndarray], int]:
     return np.not_equal(np.array(values, dtype=object), None), nulls
 
 
-def _utf8_lengths(present: list) -> tuple[bytes, np.ndarray]:
+def _utf8_lengths(present: Sequence) -> tuple[bytes, np.ndarray]:
     """The UTF-8 bytes of the texts (or bytes) `present` end to end, and each one's length: joined
     once in C; texts are encoded one by one only when one of them is not ASCII."""
     lengths = np.array(list(map(len, present)), np.int64)
@@ -94,7 +94,7 @@ def _utf8_lengths(present: list) -> tuple[bytes, np.ndarray]:
     return b"".join(encoded), np.array(list(map(len, encoded)), np.int64)
 
 
-def _arrow_column(values: list, kind: pa.DataType) -> pa.Array:
+def _arrow_column(values: Sequence, kind: pa.DataType) -> pa.Array:
     """`pa.array(values, type=kind)` for the int64 and string columns of the outputs (strings may be
     given as their UTF-8 bytes), built from buffers: pa.array of a Python list imports pandas, half
     a second of a consume command, to ask whether the list is a pandas object."""
@@ -145,7 +145,7 @@ class _ParquetStream:
 
     def flush(self) -> None:
         if self.rows:
-            columns = [_arrow_column(list(column), field.type) for column, field in zip(zip(*self.rows), self.schema)]
+            columns = [_arrow_column(column, field.type) for column, field in zip(zip(*self.rows), self.schema)]
             self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
             self.rows = []
 
