@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
-from typing import IO, Any, Iterable, Optional
+from typing import IO, Any, Iterable, Optional, Sequence
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,6 +42,8 @@ STATES_SCHEMA = pa.schema([
 ])
 PARQUET_BATCH = 8192
 MAX_OPEN_STATE_FILES = 64
+STRING_BYTES_LIMIT = 2**31 - 1  # an Arrow string array's 32-bit offsets
+APPLIED_BUFFER = 1 << 20  # applied.ndjson's write buffer: a transaction's line often outgrows the default 8 KiB
 
 
 def row_json(image: dict[str, Any], columns: Iterable[str]) -> bytes:
@@ -66,6 +69,51 @@ def _utf8(text: Any) -> bytes:
 
 def parse_columns(text: Optional[str]) -> list[str]:
     return orjson.loads(text) if text else []
+
+
+def _validity(values: Sequence) -> tuple[Optional[np.ndarray], int]:
+    """Which of `values` are not null (None: all are) and how many are null."""
+    nulls = values.count(None)
+    if not nulls:
+        return None, 0
+    return np.not_equal(np.array(values, dtype=object), None), nulls
+
+
+def _utf8_lengths(present: Sequence) -> tuple[bytes, np.ndarray]:
+    """The UTF-8 bytes of the texts (or bytes) `present` end to end, and each one's length: joined
+    once in C; texts are encoded one by one only when one of them is not ASCII."""
+    lengths = np.array(list(map(len, present)), np.int64)
+    kinds = set(map(type, present))
+    if kinds == {bytes}:
+        return b"".join(present), lengths
+    if kinds == {str}:
+        data = "".join(present).encode()
+        if len(data) == lengths.sum():  # every text ASCII: a character is a byte
+            return data, lengths
+    encoded = [v.encode() if type(v) is str else v for v in present]
+    return b"".join(encoded), np.array(list(map(len, encoded)), np.int64)
+
+
+def _arrow_column(values: Sequence, kind: pa.DataType) -> pa.Array:
+    """`pa.array(values, type=kind)` for the int64 and string columns of the outputs (strings may be
+    given as their UTF-8 bytes), built from buffers: pa.array of a Python list imports pandas, half
+    a second of a consume command, to ask whether the list is a pandas object."""
+    present, nulls = _validity(values)
+    validity = None if present is None else pa.py_buffer(np.packbits(present, bitorder="little"))
+    if kind == pa.int64():
+        data = np.array([0 if v is None else v for v in values] if nulls else values, np.int64)
+        return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
+    data, lengths = _utf8_lengths([v for v in values if v is not None] if nulls else values)
+    if len(data) > STRING_BYTES_LIMIT:  # pa.array splits it into chunks
+        return pa.array(values, type=kind)
+    offsets = np.zeros(len(values) + 1, np.int32)
+    if present is None:
+        np.cumsum(lengths, out=offsets[1:])
+    else:  # a null takes no bytes
+        spread = np.zeros(len(values), np.int64)
+        spread[present] = lengths
+        np.cumsum(spread, out=offsets[1:])
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data), validity, nulls)
 
 
 class _ParquetStream:
@@ -97,7 +145,7 @@ class _ParquetStream:
 
     def flush(self) -> None:
         if self.rows:
-            columns = [pa.array(column, type=field.type) for column, field in zip(zip(*self.rows), self.schema)]
+            columns = [_arrow_column(column, field.type) for column, field in zip(zip(*self.rows), self.schema)]
             self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
             self.rows = []
 
@@ -109,7 +157,7 @@ class _ParquetStream:
 class AppliedLog:
     def __init__(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
-        self._f: IO[bytes] = open(out / "applied.ndjson", "wb")
+        self._f: IO[bytes] = open(out / "applied.ndjson", "wb", buffering=APPLIED_BUFFER)
         self._pq = _ParquetStream(out / "applied.parquet", APPLIED_SCHEMA)
         self.seq = 0
         self._heads: dict[tuple[str, str, str], bytes] = {}  # (schema, table, op) -> a txn row's JSON up to "before"

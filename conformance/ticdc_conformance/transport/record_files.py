@@ -115,7 +115,7 @@ def batch_records(batch: pa.RecordBatch) -> tuple[list[KafkaRecord], np.ndarray]
         micros = _integers(stamps)
     millis = micros // 1000
     headers = batch.column("headers")
-    if len(headers.flatten()) == 0:  # the usual case: no record has a header
+    if _no_headers(headers):  # the usual case
         header_tuples: Iterable[tuple] = itertools.repeat((), batch.num_rows)
     else:
         header_tuples = [tuple((h["key"], h["value"]) for h in hs) if hs else () for hs in headers.to_pylist()]
@@ -131,6 +131,15 @@ def batch_records(batch: pa.RecordBatch) -> tuple[list[KafkaRecord], np.ndarray]
             "timestamp_ms": ts, "headers": hs, "timestamp_type": ts_type})
         append(record)
     return records, millis
+
+
+def _no_headers(headers: pa.Array) -> bool:
+    """Whether no record of a batch has a header: its list offsets do not move. Read from their
+    buffer, as Array.flatten or ListArray.offsets import pyarrow.compute (a tenth of a second)."""
+    width = 8 if pa.types.is_large_list(headers.type) else 4
+    offsets = np.frombuffer(headers.buffers()[1], dtype=f"int{width * 8}", count=len(headers) + 1,
+                            offset=headers.offset * width)
+    return bool(offsets[0] == offsets[-1])
 
 
 def _check_batch(path: Path, batch: pa.RecordBatch, first_row: int, tp: Optional[tuple[str, int]],

@@ -23,7 +23,9 @@ from operator import itemgetter
 from typing import Any
 
 TopicPartition = tuple[str, int]
-Pending = tuple[int, int, dict]  # (commit ts, arrival number, decoded event)
+# (commit ts, arrival number, decoded event, its entry in DMLBuffer.index: the entry's count goes
+# down as the event leaves, without building the event's identity again to find it)
+Pending = tuple[int, int, dict, list]
 
 
 def row_identity(ev: dict) -> tuple:
@@ -49,7 +51,7 @@ class DMLBuffer:
     def __init__(self) -> None:
         self.groups: dict[tuple[TopicPartition, str, str], _Group] = {}
         self.epochs: dict[TopicPartition, int] = {}
-        # identity -> (partition, epoch, copies waiting)
+        # identity -> [partition, epoch, copies waiting, identity]
         self.index: dict[tuple, list[Any]] = {}
         self.copies_dropped = 0
         self.size = 0
@@ -77,10 +79,10 @@ class DMLBuffer:
                 return False
             seen[2] += 1
         else:
-            self.index[ident] = [tp, epoch, 1]
+            seen = self.index[ident] = [tp, epoch, 1, ident]
         if ts > group.high:
             group.high = ts
-        group.events.append((ts, arrival, ev))
+        group.events.append((ts, arrival, ev, seen))
         self.size += 1
         return True
 
@@ -97,13 +99,10 @@ class DMLBuffer:
             ready.extend(group.events[:n])
             del group.events[:n]
         index = self.index
-        for ts, _, ev in ready:
-            ident = (ev["schema"], ev["table"], ts, ev["op"], ev["before"], ev["after"])  # row_identity(ev)
-            seen = index.get(ident)
-            if seen is not None:
-                seen[2] -= 1
-                if seen[2] <= 0:
-                    del index[ident]
+        for _, _, _, seen in ready:
+            seen[2] -= 1
+            if seen[2] <= 0:
+                del index[seen[3]]
         self.size -= len(ready)
         ready.sort(key=_commit_ts_arrival)
         return ready

@@ -160,7 +160,7 @@ class LocalConsumer:
             while i < len(ddls) and ddls[i]["commit_ts"] < ts:
                 self.apply_ddl(ddls[i])
                 i += 1
-            self.apply_rows(ts, [ev for _, _, ev in group])
+            self.apply_rows(ts, [ev for _, _, ev, _ in group])
         for ddl in ddls[i:]:
             self.apply_ddl(ddl)
         if mark is not None:
