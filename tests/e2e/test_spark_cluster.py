@@ -1,9 +1,9 @@
 """The reference Spark consumer under spark-submit on a standalone cluster.
 
-A master and two one-core workers on 127.0.0.1 are started from the PySpark installation
-(`spark-class org.apache.spark.deploy.master.Master` / `...worker.Worker`, what sbin/start-*.sh
-run). The job is `consumers/spark/job.py` itself, submitted unchanged with the project shipped as
-the `ticdc-conformance py-files` zip; driver and executors run a Python that has the third-party
+A master and two one-core workers on 127.0.0.1 are started from the PySpark installation: the
+cluster of `bench pipeline --cluster` (ticdc_conformance/bench/cluster.py). The job is
+`consumers/spark/job.py` itself, submitted unchanged with the project shipped as the
+`ticdc-conformance py-files` zip; driver and executors run a Python that has the third-party
 dependencies but not this project, so the zip is the only way the project's modules reach them.
 Its output must equal the output of the in-process local[2] run. The cluster is always stopped.
 A fast test without Spark checks the zip alone: deterministic, and enough to import the job.
@@ -11,39 +11,17 @@ A fast test without Spark checks the zip alone: deterministic, and enough to imp
 from __future__ import annotations
 
 import os
-import re
-import signal
 import subprocess
 import sysconfig
-import time
 import venv
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CLI, ROOT
+from ticdc_conformance.bench.cluster import WORKERS, StandaloneCluster, spark_home
 from ticdc_conformance.consumers.spark import job as spark_job
 from ticdc_generators.pipeline import config_for, generate
-
-START_TIMEOUT_S = 180
-WORKERS = 2
-MASTER_URL = re.compile(r"Starting Spark master at (spark://127\.0\.0\.1:\d+)")
-REGISTERED = "Successfully registered with master"
-
-
-def spark_home() -> Path:
-    from pyspark.find_spark_home import _find_spark_home
-
-    return Path(_find_spark_home())
-
-
-def daemon_env(tmp: Path) -> dict[str, str]:
-    """The environment of the cluster's processes: nothing inherited from a Spark session of this
-    test run (a gateway port would make spark-submit's Python attach to the wrong JVM)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
-    env.update(SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
-               SPARK_LOG_DIR=str(tmp / "logs"))
-    return env
 
 
 def python_without_project(target: Path) -> Path:
@@ -57,62 +35,14 @@ def python_without_project(target: Path) -> Path:
     python = target / "bin" / "python"
     probe = subprocess.run([str(python), "-c", "import pyarrow, orjson, fastavro, pyspark\n"
                             "try:\n import ticdc_conformance\nexcept ImportError:\n print('hidden')"],
-                           capture_output=True, text=True, check=True)
+                           capture_output=True, text=True, check=True, env=without_project_path(os.environ))
     assert probe.stdout.strip() == "hidden", "the project is importable without the zip"
     return python
 
 
-class StandaloneCluster:
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.env = daemon_env(tmp)
-        self.procs: list[subprocess.Popen] = []
-        self.logs: list[Path] = []
-        self.url = ""
-
-    def _spawn(self, name: str, args: list[str]) -> Path:
-        log = self.tmp / f"{name}.log"
-        with open(log, "wb") as f:
-            # A session of its own: stopping the group also stops the executors a worker started.
-            self.procs.append(subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], env=self.env,
-                                               stdout=f, stderr=subprocess.STDOUT, start_new_session=True))
-        self.logs.append(log)
-        return log
-
-    def _wait_for(self, log: Path, pattern: re.Pattern | str) -> str:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            text = log.read_text(errors="replace")
-            found = pattern.search(text) if isinstance(pattern, re.Pattern) else (pattern in text and pattern)
-            if found:
-                return found.group(1) if isinstance(found, re.Match) else found
-            if any(p.poll() is not None for p in self.procs):
-                raise RuntimeError(f"a cluster process exited early; {log}:\n{text[-3000:]}")
-            time.sleep(0.5)
-        raise TimeoutError(f"no {pattern!r} in {log} after {START_TIMEOUT_S} s")
-
-    def start(self) -> str:
-        master_log = self._spawn("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                            "--port", "0", "--webui-port", "0"])
-        self.url = self._wait_for(master_log, MASTER_URL)
-        for i in range(WORKERS):
-            work_dir = self.tmp / f"worker-{i}"
-            log = self._spawn(f"worker-{i}", ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                                               "--port", "0", "--webui-port", "0", "--cores", "1", "--memory", "1g",
-                                               "--work-dir", str(work_dir), self.url])
-            self._wait_for(log, REGISTERED)
-        return self.url
-
-    def stop(self) -> None:
-        for proc in reversed(self.procs):  # workers (and their executors) first, then the master
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+def without_project_path(env) -> dict[str, str]:
+    """`env` without PYTHONPATH, which may name a source tree of the project."""
+    return {k: v for k, v in env.items() if k != "PYTHONPATH"}
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +71,7 @@ def test_py_files_zip_is_all_the_project_the_job_needs(tmp_path):
              "for name in ('open-protocol', 'canal-json', 'debezium', 'simple'): p.protocol(name)\n"
              "print(job.__file__)")
     proc = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(first)))
+                          env=dict(without_project_path(os.environ), PYTHONPATH=str(first)))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"{first}/ticdc_conformance/consumers/spark/job.py"
 
@@ -156,11 +86,14 @@ def test_spark_submit_on_a_standalone_cluster_equals_local_run(cluster, tmp_path
     proc = subprocess.run(CLI + ["consume", "--records", str(data / "records"), "--out", str(local),
                                  "--master", "local[2]"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    # The JVM's start-up notes go to the scratch folder's log, not to the command's stderr.
+    assert "Setting default log level" not in proc.stderr
+    assert "Setting default log level" in (local / "work" / "spark.log").read_text()
 
     zip_path = tmp_path / "ticdc-conformance.zip"
     proc = subprocess.run(CLI + ["py-files", str(zip_path)], capture_output=True, text=True, check=True)
     python = python_without_project(tmp_path / "venv")
-    env = dict(cluster.env, PYSPARK_PYTHON=str(python), PYSPARK_DRIVER_PYTHON=str(python))
+    env = dict(without_project_path(cluster.env), PYSPARK_PYTHON=str(python), PYSPARK_DRIVER_PYTHON=str(python))
     remote = tmp_path / "cluster"
     submit = [str(spark_home() / "bin" / "spark-submit"), "--master", cluster.url, "--py-files", str(zip_path),
               "--driver-memory", "512m", "--executor-memory", "512m", "--total-executor-cores", str(WORKERS),
@@ -176,4 +109,4 @@ def test_spark_submit_on_a_standalone_cluster_equals_local_run(cluster, tmp_path
     assert len(_tree(local / "final")) >= 2
     # Both workers ran executors of the application (each keeps a folder per executor it started).
     for i in range(WORKERS):
-        assert list((cluster.tmp / f"worker-{i}").glob("app-*/*/stderr")), f"worker {i} ran no executor"
+        assert list((cluster.folder / f"worker-{i}").glob("app-*/*/stderr")), f"worker {i} ran no executor"

@@ -1,6 +1,6 @@
 """A Spark standalone cluster on 127.0.0.1 for `bench pipeline --cluster`: a master and two one-core
-workers with 1 GiB each, as tests/e2e/test_spark_cluster.py starts them (`spark-class` of the
-PySpark installation, what sbin/start-*.sh run).
+workers with 1 GiB each (`spark-class` of the PySpark installation, what sbin/start-*.sh run); the
+spark-submit test (tests/e2e/test_spark_cluster.py) starts the same one.
 
 The consumer then runs in the same child process as on `local[N]` (consume.py), with the cluster's
 URL as its master: the driver is that child, the executors are the workers' JVMs, whose Python
@@ -23,7 +23,7 @@ _MASTER_URL = re.compile(r"Starting Spark master at (spark://127\.0\.0\.1:\d+)")
 _REGISTERED = "Successfully registered with master"
 
 
-def _spark_home() -> Path:
+def spark_home() -> Path:
     from pyspark.find_spark_home import _find_spark_home
 
     return Path(_find_spark_home())
@@ -36,7 +36,7 @@ class StandaloneCluster:
         # Nothing from a Spark session of the calling process (a gateway port would make a child
         # attach to the wrong JVM); the executors' Python workers run this interpreter.
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
-        self.env.update(SPARK_HOME=str(_spark_home()), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
+        self.env.update(SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
                         SPARK_LOG_DIR=str(folder / "logs"), PYSPARK_PYTHON=sys.executable)
         self.procs: list[subprocess.Popen] = []
         self.url = ""
@@ -44,7 +44,7 @@ class StandaloneCluster:
     def _spawn(self, name: str, args: list[str]) -> Path:
         log = self.folder / f"{name}.log"
         with open(log, "wb") as f:
-            self.procs.append(subprocess.Popen([str(_spark_home() / "bin" / "spark-class"), *args], env=self.env,
+            self.procs.append(subprocess.Popen([str(spark_home() / "bin" / "spark-class"), *args], env=self.env,
                                                stdout=f, stderr=subprocess.STDOUT, start_new_session=True))
         return log
 

@@ -15,7 +15,8 @@ Passes, each one Spark job:
   (`mapInArrow`), events counted and dropped -- the consumer's first stage without building,
   shuffling or writing rows. Each record file is read whole by one task (the decoders keep state
   per partition and need its offset order, which the record files keep, one file per partition);
-  a task that sees a partition's offsets go back fails the pass rather than time a wrong decode.
+  a task that sees a partition's offsets go back fails the pass rather than time a wrong decode
+  (consumers/spark/job.py in_file_order, the check of the consumer's own decode stage).
 Scan and parse read the files in splits of SPLIT_BYTES, so that both cores stay busy to the end
 (Spark's default packs the `large` scenario's three files into three tasks: two waves on two
 cores); the decode pass cannot split a partition.
@@ -59,11 +60,12 @@ class FloorFigures:
         return min(timed, key=lambda p: p[1]) if timed else None
 
 
-class OutOfOrder(Exception):
-    """A record file whose offsets go back within a partition: the decode pass cannot run on it."""
-
-
 def _counting_decoder(protocol: str, options: dict):
+    """Decodes every record and yields one row with the number of events; the batches must hold
+    each partition's records together in increasing offsets (the consumer's decode stage checks
+    them the same way), or the pass fails rather than time a wrong decode."""
+    from ticdc_conformance.consumers.spark.job import in_file_order
+
     def count(batches: Iterator) -> Iterator:
         import pyarrow as pa
 
@@ -71,18 +73,13 @@ def _counting_decoder(protocol: str, options: dict):
         from ticdc_contract.record_files import records_from_batch
 
         decoders = PartitionDecoders(protocol, options)
-        last: dict[tuple[str, int], int] = {}
         rows = 0
         for batch in batches:
             for record in records_from_batch(batch):
-                tp = (record.topic, record.partition)
-                if last.get(tp, -1) >= record.offset:
-                    raise OutOfOrder(f"{record.coordinates}: offsets go back in the record file")
-                last[tp] = record.offset
                 rows += len(decoders.decode(record))  # an undecodable record is one error row
         yield pa.RecordBatch.from_pydict({"rows": [rows]})
 
-    return count
+    return in_file_order(count)
 
 
 def spark_floor(spark, records: str, scratch: Path, json_messages: bool, protocol: Optional[str] = None,
