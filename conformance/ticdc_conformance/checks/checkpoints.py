@@ -98,17 +98,22 @@ class _States:
         # A scratch file read back within this check only: no journal, no waiting for the disk.
         self.db.execute("PRAGMA journal_mode = OFF")
         self.db.execute("PRAGMA synchronous = OFF")
-        self.db.execute("CREATE TABLE lines (tbl_schema TEXT, tbl TEXT, frm INTEGER, upto INTEGER, image BLOB)")
+        # A line names its table by its place in `names` (one per states/ file): an integer is stored
+        # and read back without making the table's two strings again for every line.
+        self.db.execute("CREATE TABLE lines (tbl INTEGER, frm INTEGER, upto INTEGER, image BLOB)")
+        self.names: list[Name] = []
         for path in sorted(states_dir.glob("*.ndjson")):
             name = _table_of(path)
-            self.db.executemany("INSERT INTO lines VALUES (?,?,?,?,?)", self._lines(path, name, hidden.get(name, frozenset())))
+            self.names.append(name)
+            self.db.executemany("INSERT INTO lines VALUES (?,?,?,?)",
+                                self._lines(path, name, len(self.names) - 1, hidden.get(name, frozenset())))
         self.db.execute("CREATE INDEX by_from ON lines (frm)")
         self.db.execute("CREATE INDEX by_to ON lines (upto)")
         self.counts: dict[Name, Counter] = defaultdict(Counter)
         self.dirty: set[tuple[Name, bytes]] = set()
 
     @staticmethod
-    def _lines(path: Path, name: Name, hidden: frozenset[str]) -> Iterator[tuple]:
+    def _lines(path: Path, name: Name, table: int, hidden: frozenset[str]) -> Iterator[tuple]:
         with open(path, "rb") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
@@ -118,7 +123,7 @@ class _States:
                     frm, upto, row = doc["from"], doc["to"], doc["row"]
                     if not _is_int(frm) or not (upto is None or _is_int(upto)) or not isinstance(row, dict):
                         raise ValueError('"from" an integer, "to" an integer or null, "row" an object')
-                    yield name[0], name[1], frm, upto, comparable(row, hidden)
+                    yield table, frm, upto, comparable(row, hidden)
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
                     raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})",
                                               _qualified(name)) from None
@@ -130,12 +135,11 @@ class _States:
         self.dirty = dirty = set()
         for column, delta in (("upto", -1), ("frm", +1)):
             restated = []
-            name: Optional[Name] = None
-            for line, schema, table, image in self.db.execute(
-                    f"SELECT rowid, tbl_schema, tbl, image FROM lines WHERE {column} = ?", (ts,)):
+            current = -1
+            for line, table, image in self.db.execute(f"SELECT rowid, tbl, image FROM lines WHERE {column} = ?", (ts,)):
                 # A table's lines come together (inserted file by file): its lookups are made once.
-                if name is None or name[0] != schema or name[1] != table:
-                    name = (schema, table)
+                if table != current:
+                    current, name = table, self.names[table]
                     counts = self.counts[name]
                     as_it_is = forms.as_it_is_test(name) if delta > 0 and forms is not None else None
                 if as_it_is is not None and not as_it_is(image):
@@ -151,13 +155,13 @@ class _States:
                 dirty.add((name, image))
             self.db.executemany("UPDATE lines SET image = ? WHERE rowid = ?", restated)
 
-    def stray(self, checkpoints: list[int]) -> list[tuple]:
+    def stray(self, checkpoints: list[int]) -> list[tuple[Name, int, Optional[int]]]:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
         self.db.execute("CREATE TEMP TABLE cps (ts INTEGER PRIMARY KEY)")
         self.db.executemany("INSERT OR IGNORE INTO cps VALUES (?)", ((t,) for t in checkpoints))
-        return list(self.db.execute(
-            "SELECT tbl_schema, tbl, frm, upto FROM lines WHERE frm NOT IN (SELECT ts FROM cps) "
-            "OR (upto IS NOT NULL AND (upto NOT IN (SELECT ts FROM cps) OR upto <= frm)) LIMIT 5"))
+        return [(self.names[table], frm, upto) for table, frm, upto in self.db.execute(
+            "SELECT tbl, frm, upto FROM lines WHERE frm NOT IN (SELECT ts FROM cps) "
+            "OR (upto IS NOT NULL AND (upto NOT IN (SELECT ts FROM cps) OR upto <= frm)) LIMIT 5")]
 
     def close(self) -> None:
         self.db.close()
@@ -368,8 +372,8 @@ class CheckpointCheck:
                         self.findings.add("CONSUMER-OUTPUT-1", LOG, None, f"applied.ndjson holds an entry of "
                                           f"unknown kind {kind!r}")
                 if states is not None and self.checkpoints:
-                    for schema, table, frm, upto in states.stray(self.checkpoints):
-                        self.findings.add("CONSUMER-OUTPUT-1", _qualified((schema, table)), None,
+                    for name, frm, upto in states.stray(self.checkpoints):
+                        self.findings.add("CONSUMER-OUTPUT-1", _qualified(name), None,
                                           f"state line from {frm} to {upto} does not span checkpoints of "
                                           "applied.ndjson (from and to are checkpoints, from < to)")
             finally:
