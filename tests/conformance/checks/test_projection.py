@@ -3,6 +3,7 @@
 - checks/projection.py `row_projection` (resolved once per table version) against
   `project_truth_row` (resolved per row), over every type of the catalogue and its edge values, in
   every column of the fidelity matrix;
+- `row_projection` of model rows (binary values as bytes) against it of their truth-file form;
 - Debezium's `column_projector`, which gives most strings and integers back without the round
   trip, against `project_column`, over every type and all its edge values and some of other types;
 - the options parsers that remember their last result (protocols/common/wire.py `remembers_last`)
@@ -21,7 +22,7 @@ from ticdc_conformance.protocols.canal_json.options import parse_options as cana
 from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.protocols.debezium.fidelity import column_projector, project_column
 from ticdc_conformance.protocols.debezium.options import parse_options as debezium_options
-from ticdc_contract.canonical import value_to_json
+from ticdc_contract.canonical import row_to_json, value_to_json
 from ticdc_contract.model import Column, Index, TableSchema
 from ticdc_contract.type_catalogue import all_types_matrix
 
@@ -53,6 +54,21 @@ def test_row_projection_is_project_truth_row(matrix_column) -> None:
         got = project(row)
         assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(want, option=orjson.OPT_SORT_KEYS)
         assert list(got) == list(want)  # and in the same column order
+
+
+@pytest.mark.parametrize("matrix_column", COLUMNS, ids=lambda c: c.name)
+def test_row_projection_of_model_rows_is_of_their_truth_form(matrix_column) -> None:
+    table = _table()
+    options = matrix_column.options()
+    of_model = row_projection(table, matrix_column.protocol, options, model_rows=True)
+    plain = row_projection(table, matrix_column.protocol, options)
+    models = {c.name: edge_values(c.type) for c in table.columns[1:]}
+    for i in range(min(24, max(len(v) for v in models.values()))):
+        row = {"id": i, **{name: values[i % len(values)] for name, values in models.items()}}
+        want = plain(row_to_json(table, row))
+        got = of_model(row)
+        assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(want, option=orjson.OPT_SORT_KEYS)
+        assert list(got) == list(want)
 
 
 def _outcome(project, *args) -> str:
