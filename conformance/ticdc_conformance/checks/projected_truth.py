@@ -62,15 +62,11 @@ def _frozen(row: Row) -> tuple:
     return tuple(sorted(row.items()))
 
 
-def _model_row_projection(schema: TableSchema, view: TableSchema, protocol: str,
-                          options: dict) -> Callable[[Row], dict]:
-    """The projection of a model row of `schema` as the consumer of `view` knows it. The projection
+def _model_row_projection(view: TableSchema, protocol: str, options: dict) -> Callable[[Row], dict]:
+    """The projection of a model row as the consumer of `view` knows it: the projection
     reads truth-file values (canonical JSON form), which are the model's own but for binary values
-    (base64), and only the view's columns: a version without binary columns is projected as it is."""
-    project = row_projection(view, protocol, options)
-    if not any(c.type.is_binary for c in schema.columns):
-        return project
-    return lambda row: project(row_to_json(schema, row))
+    (base64, which the projection puts them in), and only the view's columns."""
+    return row_projection(view, protocol, options, model_rows=True)
 
 
 class ProjectedTruth(TableStates):
@@ -100,7 +96,7 @@ class ProjectedTruth(TableStates):
         hit = self._views.get(name)
         if hit is None or hit[0] is not schema:
             view = consumer_table(schema, self.chosen)
-            hit = self._views[name] = (schema, view, _model_row_projection(schema, view, self.protocol, self.options))
+            hit = self._views[name] = (schema, view, _model_row_projection(view, self.protocol, self.options))
         return hit
 
     def view(self, name: Name) -> TableSchema:

@@ -7,16 +7,24 @@ version instead, which does the same per row with the protocol and columns bound
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from base64 import b64encode
+from typing import Any, Callable, Optional
 
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import TableSchema
 
 
-def row_projection(table: TableSchema, protocol: str, options: dict) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """`row -> project_truth_row(table, row, protocol, options)` for the columns of `table`."""
+def row_projection(table: TableSchema, protocol: str, options: dict,
+                   model_rows: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """`row -> project_truth_row(table, row, protocol, options)` for the columns of `table`.
+    `model_rows`: the rows are the model's, whose binary values are bytes, not the truth files'
+    base64 (ticdc_contract.canonical); they are projected as their truth-file form would be."""
     spec = protocol_spec(protocol)
     columns = [c for c in table.columns if not c.is_virtual]
+    if model_rows and any(c.type.is_binary for c in columns) and spec.value_projector is None:
+        plain = row_projection(table, protocol, options)
+        return lambda row: plain(row_to_json(table, row))
     by_column = spec.project_column
     if by_column is not None and spec.column_projector is not None:
         resolved = [(c.name, spec.column_projector(c, options)) for c in columns]
@@ -28,9 +36,11 @@ def row_projection(table: TableSchema, protocol: str, options: dict) -> Callable
     if spec.value_projector is None:
         typed = [(c.name, c.type) for c in columns]
         return lambda row: {name: by_type(t, row.get(name), options) for name, t in typed}
-    # Most columns read back as they are: only the others are visited per row.
+    # Most columns read back as they are: only the others are visited per row, a model row's binary
+    # values put in their truth-file form there too.
     names = tuple(c.name for c in columns)
-    changed = [(c.name, project) for c in columns if (project := spec.value_projector(c.type, options)) is not None]
+    changed = [(c.name, project) for c in columns
+               if (project := _of_model(c.type.is_binary and model_rows, spec.value_projector(c.type, options)))]
 
     def projected(row: dict[str, Any]) -> dict[str, Any]:
         out = {name: row.get(name) for name in names}
@@ -40,3 +50,16 @@ def row_projection(table: TableSchema, protocol: str, options: dict) -> Callable
                 out[name] = project(value)
         return out
     return projected
+
+
+def _base64(value: bytes) -> str:
+    return b64encode(value).decode("ascii")
+
+
+def _of_model(binary: bool, project: Optional[Callable[[Any], Any]]) -> Optional[Callable[[Any], Any]]:
+    """The projection of a non-NULL model value: a binary one goes to base64 (row_to_json) first."""
+    if not binary:
+        return project
+    if project is None:
+        return _base64
+    return lambda value: project(_base64(value))

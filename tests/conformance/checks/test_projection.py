@@ -3,6 +3,9 @@
 - checks/projection.py `row_projection` (resolved once per table version) against
   `project_truth_row` (resolved per row), over every type of the catalogue and its edge values, in
   every column of the fidelity matrix;
+- `row_projection` of model rows (binary values as bytes) against it of their truth-file form;
+- Debezium's `column_projector`, which gives most strings and integers back without the round
+  trip, against `project_column`, over every type and all its edge values and some of other types;
 - the options parsers that remember their last result (protocols/common/wire.py `remembers_last`)
   against parsing afresh, also when the mapping changes in place between two calls.
 """
@@ -17,8 +20,9 @@ from ticdc_conformance.checks.projection import row_projection
 from ticdc_conformance.fidelity.matrix import COLUMNS, edge_values
 from ticdc_conformance.protocols.canal_json.options import parse_options as canal_options
 from ticdc_conformance.protocols.common.projection import project_truth_row
+from ticdc_conformance.protocols.debezium.fidelity import column_projector, project_column
 from ticdc_conformance.protocols.debezium.options import parse_options as debezium_options
-from ticdc_contract.canonical import value_to_json
+from ticdc_contract.canonical import row_to_json, value_to_json
 from ticdc_contract.model import Column, Index, TableSchema
 from ticdc_contract.type_catalogue import all_types_matrix
 
@@ -50,6 +54,41 @@ def test_row_projection_is_project_truth_row(matrix_column) -> None:
         got = project(row)
         assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(want, option=orjson.OPT_SORT_KEYS)
         assert list(got) == list(want)  # and in the same column order
+
+
+@pytest.mark.parametrize("matrix_column", COLUMNS, ids=lambda c: c.name)
+def test_row_projection_of_model_rows_is_of_their_truth_form(matrix_column) -> None:
+    table = _table()
+    options = matrix_column.options()
+    of_model = row_projection(table, matrix_column.protocol, options, model_rows=True)
+    plain = row_projection(table, matrix_column.protocol, options)
+    models = {c.name: edge_values(c.type) for c in table.columns[1:]}
+    for i in range(min(24, max(len(v) for v in models.values()))):
+        row = {"id": i, **{name: values[i % len(values)] for name, values in models.items()}}
+        want = plain(row_to_json(table, row))
+        got = of_model(row)
+        assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(want, option=orjson.OPT_SORT_KEYS)
+        assert list(got) == list(want)
+
+
+def _outcome(project, *args) -> str:
+    """What a projection gives, type included (1 is not 1.0 nor True), or the error it raises."""
+    try:
+        return repr(project(*args))
+    except Exception as e:  # noqa: BLE001 - the same error either way is the point
+        return f"raises {type(e).__name__}"
+
+
+@pytest.mark.parametrize("matrix_column", [c for c in COLUMNS if c.protocol.startswith("debezium")],
+                         ids=lambda c: c.name)
+def test_debezium_column_projector_is_project_column(matrix_column) -> None:
+    options = matrix_column.options()
+    foreign = ["x", 1, -1, 2**63, 2**64 - 1, -(2**63) - 1, True, 1.5]  # values of other types, out of range
+    for t in TYPES:
+        column = Column("c", t, True)
+        project = column_projector(column, options)
+        for value in [value_to_json(t, v) for v in edge_values(t)] + foreign:
+            assert _outcome(project, value) == _outcome(project_column, column, value, options), (t.sql(), value)
 
 
 @pytest.mark.parametrize("parse", [canal_options, debezium_options], ids=["canal-json", "debezium"])

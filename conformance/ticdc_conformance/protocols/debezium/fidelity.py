@@ -20,7 +20,7 @@ from . import temporal
 from .encoding import field_spec, go_json_float, spec_or_none, wire_value
 from .message import FieldSpec
 from .options import DebeziumOptions, parse_options
-from .values import INT_TEMPORALS, decode_value
+from .values import BINARY_TIDB_TYPES, INT_RANGES, INT_TEMPORALS, decode_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
 _BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
@@ -60,14 +60,48 @@ def column_projector(column: Column, options: Optional[dict] = None) -> Callable
     t, opts = column.type, parse_options(options)
     spec = spec_or_none(t, opts)
     null: list = []  # the projection of NULL, once a NULL came (a default may not encode)
+    unchanged = _unchanged(t, spec)
 
     def project(value: Any) -> Any:
         if value is not None:
-            return _projected(t, spec, value, opts)
+            return value if unchanged(value) else _projected(t, spec, value, opts)
         if not null:
             null.append(project_column(column, None, options))
         return null[0]
     return project
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _unchanged(t: TiDBType, spec: Optional[FieldSpec]) -> Callable[[Any], bool]:
+    """A test of the values that `_projected` gives back as they are, for the column types where the
+    value's Python type and range decide it, so that the projector skips the encoding and decoding
+    for them (most values of most columns):
+    - a string of a text, ENUM or SET column: wire_value writes it as it is, and the decoder reads a
+      string field without a time zone, a JSON check or base64 (or an untyped value) as it is;
+    - an integer within the field's range (int64 without the schema) of an integer column other than
+      BIT whose field is no temporal and no unsigned BIGINT the extension unwraps: within int64
+      wire_value writes it as it is, and _decode_int (decode_untyped) gives it back.
+    Any other value, and every value of the other types, takes the round trip."""
+    base = t.base
+    if base == "bit" or t.is_binary:
+        return _never
+    if t.is_integer:
+        if spec is None:
+            lo, hi = INT_RANGES["int64"]
+        elif spec.type in INT_RANGES and spec.semantic not in INT_TEMPORALS and spec.tidb_type != "bigint unsigned":
+            lo, hi = INT_RANGES[spec.type]
+        else:
+            return _never
+        return lambda value: type(value) is int and lo <= value <= hi
+    written_as_is = base not in ("float", "double", "decimal", "date", "datetime", "timestamp", "time")
+    if written_as_is and (spec is None or (spec.type == "string" and spec.tidb_type not in BINARY_TIDB_TYPES and
+                                           spec.semantic not in ("io.debezium.time.ZonedTimestamp",
+                                                                 "io.debezium.data.Json"))):
+        return lambda value: type(value) is str
+    return _never
 
 
 def null_as_default(column: Column, options: Optional[dict] = None) -> Any:
