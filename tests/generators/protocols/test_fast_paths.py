@@ -290,6 +290,41 @@ def test_debezium_datetime_epoch_equals_the_civil_arithmetic():
             assert debezium_temporal.datetime_epoch(text, fsp) == expected, text
 
 
+def _epoch_or_error(f, text, fsp):
+    try:
+        return f(text, fsp)
+    except debezium_temporal.TemporalError:
+        return "error"
+
+
+def test_debezium_datetime_epoch_by_fromisoformat_equals_the_parsed_path():
+    """The fromisoformat path against the pattern's: texts of TiDB's DATETIME shape with every
+    position replaced, in turn, by characters fromisoformat or the pattern read otherwise."""
+    rng = random.Random(8)
+    base = ["2023-11-30 12:34:56", "2023-11-30 12:34:56.1", "2023-11-30 12:34:56.123456", "0099-02-28 23:59:59.5",
+            "0100-01-01 00:00:00", "2024-02-29 24:00:00", "2023-02-29 01:02:03", "2023-00-10 01:02:03.000",
+            "9999-12-31 23:59:60.999"]
+    odd = list("0123456789-: T.,+Z\u0663\u00e9") + ["+01:00", "Z", "1234567", " ", "-05", "W"]
+    texts = list(base)
+    for _ in range(20000):
+        text = rng.choice(base)
+        for _ in range(rng.randint(1, 2)):
+            i = rng.randint(0, len(text))
+            text = text[:i] + rng.choice(odd) + text[i + rng.randint(0, 1):]
+        texts.append(text)
+    for _ in range(5000):
+        texts.append(f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 31):02d} "
+                     f"{rng.randint(0, 25):02d}:{rng.randint(0, 61):02d}:{rng.randint(0, 61):02d}"
+                     + ("." + str(rng.randint(0, 10**7)).zfill(7)[:rng.randint(0, 7)]) * rng.randint(0, 1))
+    fast = 0
+    for text in texts:
+        for fsp in (0, 3, 6):
+            expected = _epoch_or_error(debezium_temporal._datetime_epoch_parsed, text, fsp)
+            assert _epoch_or_error(debezium_temporal.datetime_epoch, text, fsp) == expected, (text, fsp)
+            fast += expected != "error"
+    assert fast > 10000
+
+
 def test_encoding_json_by_orjson_writes_dumps_bytes_or_declines():
     rng = random.Random(6)
     texts = list(_texts(3000, seed=7))
