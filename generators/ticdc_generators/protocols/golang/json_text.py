@@ -337,16 +337,21 @@ def _unlike_encoding_json(out: bytes) -> bool:
 _ORJSON_BASIC_TYPES = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 
 
+def encoding_json_piece(obj: Any) -> Optional[bytes]:
+    """`encoding_json_by_orjson` without the copy to its size, for a piece the caller joins into a
+    larger document (the join makes the copy)."""
+    try:
+        out = orjson.dumps(obj, option=_ORJSON_BASIC_TYPES)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return None
+    return None if _unlike_encoding_json(out) else out
+
+
 def encoding_json_by_orjson(obj: Any) -> Optional[bytes]:
     """`dumps(obj, ENCODING_JSON)` by orjson for a document of text, ints, None, bools, dicts and
     lists, without floats (orjson writes those its own way): orjson escapes as encoding/json
     (\\b and \\f short included) but for the characters above, so its bytes are taken when they
     hold none of them. None otherwise, or when orjson refuses the document (a lone surrogate, an
     int beyond 64 bits, any other type): the caller takes `dumps`."""
-    try:
-        out = orjson.dumps(obj, option=_ORJSON_BASIC_TYPES)
-    except TypeError:  # orjson.JSONEncodeError is a TypeError
-        return None
-    if _unlike_encoding_json(out):
-        return None
-    return bytes(memoryview(out))
+    out = encoding_json_piece(obj)
+    return None if out is None else bytes(memoryview(out))
