@@ -33,6 +33,7 @@ from ticdc_generators.protocols.debezium.encoder import DebeziumOptions
 from ticdc_generators.protocols.debezium.message import RowEnvelope
 from ticdc_generators.protocols.golang import codegen, floats, json_text
 from ticdc_generators.protocols.open_protocol import goquote
+from ticdc_generators.protocols.simple import avro_dml as avro_dml_writer
 from ticdc_generators.protocols.simple.avro_dml import encode_dml
 from ticdc_generators.protocols.simple.avro_schema import encode_avro
 from ticdc_generators.protocols.simple.message import Style, avro_dml, json_dml, json_dml_bytes
@@ -137,6 +138,32 @@ def test_simple_json_dml_bytes_equal_the_written_message(scenario, style):
                 assert fast == expected, change
     # a message with a checksum is always json_dml's
     assert joined == 0 if style.row_checksum else joined > len(_changes(scenario))
+
+
+def test_simple_avro_longs_and_texts_equal_the_zigzag_varint():
+    def varint(n: int) -> bytes:
+        n, out = (n << 1) ^ (n >> 63), bytearray()
+        while n > 0x7F:
+            out.append((n & 0x7F) | 0x80)
+            n >>= 7
+        out.append(n)
+        return bytes(out)
+
+    edges = [b + d for b in (0, 64, 128, 2**13, 2**31, 2**62, 2**63 - 64) for d in range(-70, 70)]
+    for n in edges + [-n for n in edges]:
+        if -(2**63) <= n < 2**63:
+            out = bytearray()
+            avro_dml_writer._long(out, n)
+            assert out == varint(n), n
+    for text in list(_texts(300)) + ["é" * 40, "a" * 63, "a" * 64, "中" * 22]:
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:
+            continue
+        out = bytearray()
+        avro_dml_writer._text(out, text)
+        assert out == varint(len(data)) + data, text
+        assert avro_dml_writer._name(text) == bytes(out)
 
 
 def test_the_scenarios_give_the_fast_paths_rows_to_write():
