@@ -1,6 +1,7 @@
 """The truth writer's transaction lines (truth.txn_line_bytes) are `dumps_line(history_line(txn))`:
 for every scenario's transactions, and for images the fast path must hand to row_to_json (keys in
-another order, a column missing, an extra key, a mapping that is not a dict)."""
+another order, a column missing, an extra key, a mapping that is not a dict); and the table states
+the truth writer and the upstream model apply transactions to."""
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -9,6 +10,7 @@ import pytest
 
 from ticdc_contract.canonical import dumps_line
 from ticdc_contract.model import RowChange, Transaction
+from ticdc_contract.state import TableStates
 from ticdc_contract.truth import history_line, txn_line_bytes
 from ticdc_generators.scenarios import SCENARIOS, get_scenario
 
@@ -54,3 +56,16 @@ def test_txn_lines_of_images_in_other_shapes(name):
         taken += 1
         assert txn_line_bytes(reshaped) == expected, reshaped
     assert taken > 10
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_table_states_without_history_hold_the_rows_the_logged_path_holds(name):
+    """TableStates applies transactions in line when it keeps no history: the same rows as the
+    path that logs every change."""
+    events = 2_000 if name == "large" else None
+    plain, logged = TableStates(), TableStates(keep_history=True)
+    for event in get_scenario(name).history(1, events=events):
+        plain.apply(event)
+        logged.apply(event)
+        if isinstance(event, Transaction):
+            assert plain.rows == logged.rows and plain.schemas == logged.schemas
