@@ -69,3 +69,22 @@ def test_table_states_without_history_hold_the_rows_the_logged_path_holds(name):
         logged.apply(event)
         if isinstance(event, Transaction):
             assert plain.rows == logged.rows and plain.schemas == logged.schemas
+
+
+def test_a_table_states_subclass_with_its_own_put_sees_every_change():
+    class Counting(TableStates):
+        def __init__(self) -> None:
+            super().__init__()
+            self.puts = 0
+
+        def _put(self, name, key, row, ts) -> None:
+            self.puts += 1
+            super()._put(name, key, row, ts)
+
+    states = Counting()
+    changes = 0
+    for event in get_scenario("large").history(1, events=500):
+        states.apply(event)
+        if isinstance(event, Transaction):
+            changes += sum((ch.before is not None) + (ch.after is not None) for ch in event.changes)
+    assert changes and states.puts == changes
