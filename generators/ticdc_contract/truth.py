@@ -11,6 +11,7 @@ from its truth alone, without running the generator again.
 from __future__ import annotations
 
 from base64 import b64decode
+from binascii import b2a_base64
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, Optional
 
@@ -68,6 +69,48 @@ def history_line(event: DDL | Transaction) -> dict:
         }
     return {"kind": "txn", "start_ts": event.start_ts, "commit_ts": event.commit_ts,
             "changes": [_change_line(ch) for ch in event.changes]}
+
+
+def _b64_default(v: Any) -> str:
+    """orjson's `default` for the values it cannot write: the model holds bytes in binary columns
+    only, and the canonical form writes them as base64 (canonical.value_to_json)."""
+    return b2a_base64(v, newline=False).decode("ascii")
+
+
+# Table versions' truth layout (qualified name, column names), by identity, the version kept
+# beside it so its id cannot be reused.
+_TXN_LAYOUTS: dict[int, tuple[TableSchema, str, tuple[str, ...]]] = {}
+_TXN_LAYOUTS_KEPT = 4096
+
+
+def _txn_layout(t: TableSchema) -> tuple[TableSchema, str, tuple[str, ...]]:
+    entry = _TXN_LAYOUTS.get(id(t))
+    if entry is None or entry[0] is not t:
+        if len(_TXN_LAYOUTS) >= _TXN_LAYOUTS_KEPT:
+            _TXN_LAYOUTS.clear()
+        entry = _TXN_LAYOUTS[id(t)] = (t, t.qualified_name, t.column_names)
+    return entry
+
+
+def txn_line_bytes(txn: Transaction) -> bytes:
+    """`dumps_line(history_line(txn))` without a copy of every image: an image that is a dict
+    whose keys are the version's columns in order (as the model builds them) is handed to orjson
+    as it is, its binary values written as base64 by orjson's `default`, which is what row_to_json
+    would have made of it; any other image takes row_to_json (tests/generators/test_truth_lines.py)."""
+    changes = []
+    for ch in txn.changes:
+        t, qualified, names = _txn_layout(ch.table)
+        before, after = ch.before, ch.after
+        if before is not None and (type(before) is not dict or tuple(before) != names):
+            before = row_to_json(t, before)
+        if after is not None and (type(after) is not dict or tuple(after) != names):
+            after = row_to_json(t, after)
+        line: dict[str, Any] = {"table": qualified, "op": ch.op.value, "before": before, "after": after}
+        if not t.handle_key:
+            line["row_id"] = _row_id(ch)
+        changes.append(line)
+    return orjson.dumps({"kind": "txn", "start_ts": txn.start_ts, "commit_ts": txn.commit_ts, "changes": changes},
+                        default=_b64_default) + b"\n"
 
 
 class _RowReader:
@@ -176,7 +219,8 @@ class TruthWriter:
             self.states.apply(event)
             if isinstance(event, DDL) and event.table_after is not None:
                 self._tables.write(dumps_line(table_to_json(event.table_after)))
-            self._history.write(dumps_line(history_line(event)))
+            self._history.write(txn_line_bytes(event) if isinstance(event, Transaction)
+                                else dumps_line(history_line(event)))
             self.last_commit_ts = event.commit_ts
             yield event
 

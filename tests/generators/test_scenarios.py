@@ -1,6 +1,7 @@
 """Named scenarios: deterministic per seed, accepted by the upstream model, and covering what they promise."""
 import resource
 import subprocess
+import sys
 from typing import Any
 
 import orjson
@@ -31,6 +32,15 @@ def test_every_scenario_is_listed_with_a_one_line_description():
     for name in ("smoke", "types", "keys", "ddl-evolution", "multi-table", "wide-rows", "large"):
         assert name in SCENARIOS and name in out
         assert "\n" not in SCENARIOS[name].description
+
+
+def test_every_scenario_name_finds_its_class_and_large_alone_imports_neither_faker_nor_hypothesis():
+    for name in SCENARIOS:
+        assert SCENARIOS[name].name == name
+    code = ("import sys; from ticdc_generators.scenarios import get_scenario; get_scenario('large'); "
+            "print(sorted({'faker', 'hypothesis'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 @pytest.mark.parametrize("name", SMALL + ["large"])

@@ -7,6 +7,7 @@ from buffers) is compared with the slower code it stands for, over the `types` s
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import random
@@ -19,7 +20,7 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from ticdc_contract.model import Op, Transaction
+from ticdc_contract.model import Op, RowChange, Transaction
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.record_files import RecordFileWriter, records_to_table
 from ticdc_generators.pipeline import config_for
@@ -32,9 +33,10 @@ from ticdc_generators.protocols.debezium.encoder import DebeziumOptions
 from ticdc_generators.protocols.debezium.message import RowEnvelope
 from ticdc_generators.protocols.golang import codegen, floats, json_text
 from ticdc_generators.protocols.open_protocol import goquote
+from ticdc_generators.protocols.simple import avro_dml as avro_dml_writer
 from ticdc_generators.protocols.simple.avro_dml import encode_dml
 from ticdc_generators.protocols.simple.avro_schema import encode_avro
-from ticdc_generators.protocols.simple.message import Style, avro_dml
+from ticdc_generators.protocols.simple.message import Style, avro_dml, json_dml, json_dml_bytes
 from ticdc_generators.scenarios import get_scenario
 from ticdc_generators.simulator import cdc_visible
 
@@ -107,6 +109,61 @@ def test_simple_avro_dml_writer_writes_the_fastavro_bytes(scenario, style):
                 written += 1
                 assert fast == encode_avro(body), change
     assert written > len(_changes(scenario))
+
+
+@pytest.mark.parametrize("style", [Style(), Style(time_zone="Asia/Shanghai", tiflow=True, row_checksum=True)])
+@pytest.mark.parametrize("scenario", ["types", "keys", "ddl-evolution"])
+def test_simple_json_dml_bytes_equal_the_written_message(scenario, style):
+    """The joined DML message against json_dml written by the Go writer, also for a table whose
+    names the Go writer escapes and rows holding text orjson writes otherwise (the fast path must
+    then decline)."""
+    texts = list(_texts(500, seed=9))
+    joined = 0
+    for i, (change, commit_ts, _) in enumerate(_changes(scenario)):
+        t = change.table
+        if i % 5 == 0:
+            t = dataclasses.replace(t, schema=t.schema + "<&\u2028", table_id=0, schema_version=0)
+        images = [change.before, change.after]
+        if i % 7 == 0:  # the text columns' values replaced
+            text = {c.name for c in t.columns if c.type.base in ("char", "varchar", "text") and c.type.charset != "binary"}
+            images = [None if image is None else {k: (texts[(i + j) % len(texts)] if k in text and v is not None else v)
+                                                  for j, (k, v) in enumerate(image.items())} for image in images]
+        change = RowChange(t, change.op, *images)
+        for selected in (None, frozenset(c.name for c in t.columns[::2])):
+            fast = json_dml_bytes(change, commit_ts, commit_ts >> 18, style, selected)
+            if fast is not None:
+                joined += 1
+                expected = json_text.dumps(json_dml(change, commit_ts, commit_ts >> 18, style, selected=selected),
+                                           json_text.ENCODING_JSON)
+                assert fast == expected, change
+    # a message with a checksum is always json_dml's
+    assert joined == 0 if style.row_checksum else joined > len(_changes(scenario))
+
+
+def test_simple_avro_longs_and_texts_equal_the_zigzag_varint():
+    def varint(n: int) -> bytes:
+        n, out = (n << 1) ^ (n >> 63), bytearray()
+        while n > 0x7F:
+            out.append((n & 0x7F) | 0x80)
+            n >>= 7
+        out.append(n)
+        return bytes(out)
+
+    edges = [b + d for b in (0, 64, 128, 2**13, 2**31, 2**62, 2**63 - 64) for d in range(-70, 70)]
+    for n in edges + [-n for n in edges]:
+        if -(2**63) <= n < 2**63:
+            out = bytearray()
+            avro_dml_writer._long(out, n)
+            assert out == varint(n), n
+    for text in list(_texts(300)) + ["é" * 40, "a" * 63, "a" * 64, "中" * 22]:
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:
+            continue
+        out = bytearray()
+        avro_dml_writer._text(out, text)
+        assert out == varint(len(data)) + data, text
+        assert avro_dml_writer._name(text) == bytes(out)
 
 
 def test_the_scenarios_give_the_fast_paths_rows_to_write():
@@ -288,6 +345,41 @@ def test_debezium_datetime_epoch_equals_the_civil_arithmetic():
                 secs = debezium_temporal._unix_seconds(c)
                 expected = secs * 1000 + c.micro // 1000 if fsp <= 3 else secs * 1_000_000 + c.micro
             assert debezium_temporal.datetime_epoch(text, fsp) == expected, text
+
+
+def _epoch_or_error(f, text, fsp):
+    try:
+        return f(text, fsp)
+    except debezium_temporal.TemporalError:
+        return "error"
+
+
+def test_debezium_datetime_epoch_by_fromisoformat_equals_the_parsed_path():
+    """The fromisoformat path against the pattern's: texts of TiDB's DATETIME shape with every
+    position replaced, in turn, by characters fromisoformat or the pattern read otherwise."""
+    rng = random.Random(8)
+    base = ["2023-11-30 12:34:56", "2023-11-30 12:34:56.1", "2023-11-30 12:34:56.123456", "0099-02-28 23:59:59.5",
+            "0100-01-01 00:00:00", "2024-02-29 24:00:00", "2023-02-29 01:02:03", "2023-00-10 01:02:03.000",
+            "9999-12-31 23:59:60.999"]
+    odd = list("0123456789-: T.,+Z\u0663\u00e9") + ["+01:00", "Z", "1234567", " ", "-05", "W"]
+    texts = list(base)
+    for _ in range(20000):
+        text = rng.choice(base)
+        for _ in range(rng.randint(1, 2)):
+            i = rng.randint(0, len(text))
+            text = text[:i] + rng.choice(odd) + text[i + rng.randint(0, 1):]
+        texts.append(text)
+    for _ in range(5000):
+        texts.append(f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 31):02d} "
+                     f"{rng.randint(0, 25):02d}:{rng.randint(0, 61):02d}:{rng.randint(0, 61):02d}"
+                     + ("." + str(rng.randint(0, 10**7)).zfill(7)[:rng.randint(0, 7)]) * rng.randint(0, 1))
+    fast = 0
+    for text in texts:
+        for fsp in (0, 3, 6):
+            expected = _epoch_or_error(debezium_temporal._datetime_epoch_parsed, text, fsp)
+            assert _epoch_or_error(debezium_temporal.datetime_epoch, text, fsp) == expected, (text, fsp)
+            fast += expected != "error"
+    assert fast > 10000
 
 
 def test_encoding_json_by_orjson_writes_dumps_bytes_or_declines():

@@ -37,6 +37,9 @@ class _Unwritable(Exception):
 def _long(out: bytearray, n: int) -> None:
     if type(n) is not int or not _INT64_MIN <= n < _INT64_END:
         raise _Unwritable(n)
+    if 0 <= n < 64:  # one byte, 2n: most lengths, flags and branch indexes
+        out.append(n << 1)
+        return
     n = (n << 1) ^ (n >> 63)
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -48,8 +51,30 @@ def _text(out: bytearray, s: Any) -> None:
     if type(s) is not str:
         raise _Unwritable(s)
     data = s.encode()
-    _long(out, len(data))
+    n = len(data)
+    if n < 64:  # _long's one-byte case without its checks: a length is an int in range
+        out.append(n << 1)
+    else:
+        _long(out, n)
     out += data
+
+
+# Column names as written in a row map (length, then UTF-8), kept: every row of a table writes the
+# same names. Bounded, as the table versions are.
+_NAMES: dict[str, bytes] = {}
+_NAMES_KEPT = 65536
+
+
+def _name(s: Any) -> bytes:
+    written = _NAMES.get(s) if type(s) is str else None
+    if written is None:
+        out = bytearray()
+        _text(out, s)
+        written = bytes(out)
+        if len(_NAMES) >= _NAMES_KEPT:
+            _NAMES.clear()
+        _NAMES[s] = written
+    return written
 
 
 def _bytes(out: bytearray, b: Any) -> None:
@@ -102,8 +127,10 @@ def _row_map(out: bytearray, row: Optional[Any]) -> None:
     out.append(2)
     if row:
         _long(out, len(row))
+        names = _NAMES
         for column, (branch, value) in row.items():
-            _text(out, column)
+            written = names.get(column) if type(column) is str else None
+            out += written if written is not None else _name(column)
             index, write = _BRANCHES[branch]
             out.append(index)
             write(out, value)

@@ -134,6 +134,10 @@ class SimpleEncoder:
             if raw is not None:
                 return compress(self.config.compression, raw)
         else:
+            if not only_handle_key and not claim_check_location:
+                raw = m.json_dml_bytes(event.change, ts, build_ts, self._style, event.selected)
+                if raw is not None:
+                    return compress(self.config.compression, raw)
             body = m.json_dml(event.change, ts, build_ts, self._style, only_handle_key, claim_check_location,
                               event.selected)
             # A DML body holds no floats (json_value writes every value as text), so orjson may write it.

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 from ticdc_contract.checksum import RowChecksum, change_checksum
 from ticdc_contract.model import DDL, Op, Row, RowChange, TableSchema
 
+from ..golang.json_text import ENCODING_JSON, dumps, encoding_json_piece
 from .avro_schema import NAMESPACE
 from .ddl import ddl_type, table_schemas
 from .table_schema import avro_table_schema, json_table_schema
@@ -118,6 +119,59 @@ def json_dml(change: RowChange, commit_ts: int, build_ts: int, style: Style, onl
         if old:
             msg["old"] = old
     return msg
+
+
+# (table version, DML type) -> (the version, the bytes of a DML message up to its commitTs value,
+# those after its buildTs value up to its rows), by identity.
+_DML_FRAMES: dict[tuple[int, Op], tuple[TableSchema, bytes, bytes]] = {}
+_DML_FRAMES_KEPT = 4096
+
+
+def _dml_frame(t: TableSchema, op: Op) -> tuple[TableSchema, bytes, bytes]:
+    key = (id(t), op)
+    entry = _DML_FRAMES.get(key)
+    if entry is None or entry[0] is not t:
+        head = [b'{"version":%d,"database":' % VERSION, dumps(t.schema, ENCODING_JSON), b',"table":',
+                dumps(t.table, ENCODING_JSON)]
+        if t.table_id:
+            head.append(b',"tableID":%d' % t.table_id)
+        head.append(b',"type":"%s","commitTs":' % _DML_TYPE[op].encode("ascii"))
+        tail = b',"schemaVersion":%d' % t.schema_version if t.schema_version else b""
+        if len(_DML_FRAMES) >= _DML_FRAMES_KEPT:
+            _DML_FRAMES.clear()
+        entry = _DML_FRAMES[key] = (t, b"".join(head), tail)
+    return entry
+
+
+def json_dml_bytes(change: RowChange, commit_ts: int, build_ts: int, style: Style,
+                   selected: Optional[frozenset[str]] = None) -> Optional[bytes]:
+    """`dumps(json_dml(change, commit_ts, build_ts, style, selected=selected), ENCODING_JSON)` for
+    a message of whole rows without a checksum, joined from the table version's fixed bytes
+    (written once by the Go writer) and the rows written by orjson; None when orjson would write
+    a row otherwise (json_text.encoding_json_piece) or the message carries a checksum: the caller
+    takes json_dml (tests/generators/protocols/test_fast_paths.py)."""
+    if style.row_checksum:
+        return None
+    t = change.table
+    _, head, tail = _dml_frame(t, change.op)
+    parts = [head, b"%d" % commit_ts, b',"buildTs":', b"%d" % build_ts, tail]
+    # spec 004 DML: INSERT has only `data`, DELETE only `old`, UPDATE both; an empty map is left out
+    if change.op is Op.INSERT:
+        images: tuple[tuple[Row, bytes], ...] = ((change.after, b',"data":'),)
+    elif change.op is Op.DELETE:
+        images = ((change.before, b',"old":'),)
+    else:
+        images = ((change.after, b',"data":'), (change.before, b',"old":'))
+    for image, member in images:
+        row = _json_row(t, image, style, False, selected)
+        if row:
+            piece = encoding_json_piece(row)
+            if piece is None:
+                return None
+            parts.append(member)
+            parts.append(piece)
+    parts.append(b"}")
+    return b"".join(parts)
 
 
 def json_ddl(ddl: DDL, build_ts: int, style: Style) -> dict[str, Any]:
