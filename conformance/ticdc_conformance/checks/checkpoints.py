@@ -24,11 +24,9 @@ current tables and one checkpoint interval of the applied log.
 """
 from __future__ import annotations
 
-import gc
 import sqlite3
 import tempfile
 from collections import Counter, defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
@@ -39,6 +37,7 @@ from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_b
 from ticdc_conformance.findings.finding import Finding
 from ticdc_conformance.protocols.common.projection import projection_options
 from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
+from ticdc_conformance.young_collections import fewer_young_collections
 from ticdc_contract.model import DDL, Op, TableSchema, Transaction
 
 from .causes import foreign_table
@@ -51,9 +50,6 @@ from .value_forms import StateForms
 
 MAX_FINDINGS_PER_RULE = 20
 _SORTED = orjson.OPT_SORT_KEYS
-# Container allocations between two young-generation collections of the cyclic garbage collector
-# during the check (Python's default is 700).
-YOUNG_COLLECTION_EVERY = 70_000
 
 
 @dataclass
@@ -168,21 +164,6 @@ class _States:
 
 
 # --- the check ---------------------------------------------------------------------------------
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Young-generation collections YOUNG_COLLECTION_EVERY allocations apart instead of 700. The
-    check allocates several dicts and tuples per row version on both sides and keeps both sides'
-    tables alive, which every collection scans again; they form no reference cycles (reference
-    counting frees what is dropped), so at the default threshold the collector cost a fifth or more
-    of the check's CPU time for nothing."""
-    before = gc.get_threshold()
-    gc.set_threshold(YOUNG_COLLECTION_EVERY, *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 class _Findings:
     def __init__(self) -> None:
         self.items: list[Finding] = []
@@ -573,7 +554,7 @@ def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict,
         return CheckpointVerdict(False, 0, "the consumer wrote no applied.ndjson: the checkpoint check was not "
                                  "possible, it is checked on its final state only")
     try:
-        with _fewer_collections():
+        with fewer_young_collections():
             check = CheckpointCheck(truth_dir, consumer_out, manifest, shows.states, start_ts)
             verdict = check.run()
         verdict.findings = explain_rows(verdict.findings, truth_dir, manifest, check.hidden, check.since_at,

@@ -19,10 +19,8 @@ output says so. Outputs: consumers/output.py. The test consumers (tests/consumer
 """
 from __future__ import annotations
 
-import gc
 import json
 import shutil
-from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -37,11 +35,11 @@ from ticdc_conformance.consumers.rules.tables import ConsumerTables
 from ticdc_conformance.consumers.rules.watermarks import WatermarkTracker
 from ticdc_conformance.errors import ConsumerError
 from ticdc_conformance.transport.record_files import RecordFiles
+from ticdc_conformance.young_collections import fewer_young_collections
 from ticdc_contract.record import KafkaRecord
 
 MAX_NOTES = 50
 READ_BATCH = 4096  # records read ahead per record file
-GC_THRESHOLD = 70_000  # allocations between two young-generation collections while consuming (default 700)
 NO_WATERMARK_NOTE = ("the stream carries no watermark: row events and DDL were applied at the end of input in "
                      "commit-ts order, with no checkpoint")
 _OP_RANK = {"delete": 0, "update": 1, "insert": 2}
@@ -244,25 +242,11 @@ class LocalConsumer:
         return figures
 
 
-@contextmanager
-def _rare_collections() -> Iterator[None]:
-    """The cyclic garbage collector run 100x less often. The consumer allocates several containers
-    per event and keeps the tables alive, so at the default threshold (700) collections scan them
-    again and again, about a sixth of the run; its objects seldom form cycles (a table's rows and
-    the table), so reference counting frees what it drops."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-
-
 def consume_local(records_dir: Path, manifest: dict, out: Path, consumer_cls: type = LocalConsumer) -> dict:
     partitions = [(t, p) for t, n in sorted(manifest["topics"].items()) for p in range(n)]
     options = decoder_options(manifest, Path(records_dir).parent)
     consumer = consumer_cls(manifest["protocol"], options, partitions, out=Path(out))
-    with _rare_collections():
+    with fewer_young_collections():
         for record in merged_records(records_dir):
             consumer.feed(record)
         figures = consumer.write(out)
