@@ -99,7 +99,7 @@ class TableSchema:
             return self.table_id
         return self.partitioning.partition_of(row[self.partitioning.column]).partition_id
 
-    @property
+    @cached_property
     def qualified_name(self) -> str:
         return f"{self.schema}.{self.table}"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from base64 import b64decode
 from binascii import b2a_base64
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Optional
+from typing import IO, Any, Callable, Iterable, Iterator, Optional
 
 import orjson
 
@@ -43,12 +43,12 @@ def _row_id(change: RowChange) -> int:
     return ids.pop()
 
 
-def _change_line(change: RowChange) -> dict:
+def _change_line(change: RowChange, image: Callable[[TableSchema, Row], Any] = row_to_json) -> dict:
     t = change.table
     line: dict[str, Any] = {
         "table": t.qualified_name, "op": change.op.value,
-        "before": row_to_json(t, change.before) if change.before is not None else None,
-        "after": row_to_json(t, change.after) if change.after is not None else None,
+        "before": image(t, change.before) if change.before is not None else None,
+        "after": image(t, change.after) if change.after is not None else None,
     }
     if not t.handle_key:
         line["row_id"] = _row_id(change)
@@ -77,39 +77,17 @@ def _b64_default(v: Any) -> str:
     return b2a_base64(v, newline=False).decode("ascii")
 
 
-# Table versions' truth layout (qualified name, column names), by identity, the version kept
-# beside it so its id cannot be reused.
-_TXN_LAYOUTS: dict[int, tuple[TableSchema, str, tuple[str, ...]]] = {}
-_TXN_LAYOUTS_KEPT = 4096
-
-
-def _txn_layout(t: TableSchema) -> tuple[TableSchema, str, tuple[str, ...]]:
-    entry = _TXN_LAYOUTS.get(id(t))
-    if entry is None or entry[0] is not t:
-        if len(_TXN_LAYOUTS) >= _TXN_LAYOUTS_KEPT:
-            _TXN_LAYOUTS.clear()
-        entry = _TXN_LAYOUTS[id(t)] = (t, t.qualified_name, t.column_names)
-    return entry
+def _model_image(t: TableSchema, row: Row) -> Any:
+    """The image as it is when it is a dict of the version's columns in order (as the model builds
+    them): orjson then writes what row_to_json would make of it, its binary values by `default`."""
+    return row if type(row) is dict and tuple(row) == t.column_names else row_to_json(t, row)
 
 
 def txn_line_bytes(txn: Transaction) -> bytes:
-    """`dumps_line(history_line(txn))` without a copy of every image: an image that is a dict
-    whose keys are the version's columns in order (as the model builds them) is handed to orjson
-    as it is, its binary values written as base64 by orjson's `default`, which is what row_to_json
-    would have made of it; any other image takes row_to_json (tests/generators/test_truth_lines.py)."""
-    changes = []
-    for ch in txn.changes:
-        t, qualified, names = _txn_layout(ch.table)
-        before, after = ch.before, ch.after
-        if before is not None and (type(before) is not dict or tuple(before) != names):
-            before = row_to_json(t, before)
-        if after is not None and (type(after) is not dict or tuple(after) != names):
-            after = row_to_json(t, after)
-        line: dict[str, Any] = {"table": qualified, "op": ch.op.value, "before": before, "after": after}
-        if not t.handle_key:
-            line["row_id"] = _row_id(ch)
-        changes.append(line)
-    return orjson.dumps({"kind": "txn", "start_ts": txn.start_ts, "commit_ts": txn.commit_ts, "changes": changes},
+    """`dumps_line(history_line(txn))` without a copy of every image the model built
+    (_model_image); any other image takes row_to_json (tests/generators/test_truth_lines.py)."""
+    return orjson.dumps({"kind": "txn", "start_ts": txn.start_ts, "commit_ts": txn.commit_ts,
+                         "changes": [_change_line(ch, _model_image) for ch in txn.changes]},
                         default=_b64_default) + b"\n"
 
 
