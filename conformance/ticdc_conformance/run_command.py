@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shlex
 import sys
 import warnings
@@ -34,6 +33,7 @@ from .command_line import (
 )
 from .consumers.adapters import SparkConsumer
 from .consumers.adapters.interface import DEFAULT_TIMEOUT_S as CONSUMER_TIMEOUT_S
+from .consumers.spark import spark_log_in, spark_log_note
 
 
 class _ScenarioChoice(click.Choice):
@@ -133,26 +133,10 @@ def _quiet_tools(work: Path, consumer: str):
     """Keeps what is not the run's out of its output: Spark's JVM writes to WORK/spark.log (unless
     TICDC_CONFORMANCE_SPARK_LOG names another file), and packaging tools' warnings (setuptools, pip,
     pkg_resources, raised by imports on the way) are not shown."""
-    from .consumers.spark import SPARK_LOG_ENV
-
-    before = os.environ.get(SPARK_LOG_ENV)
-    if before is None and consumer.split(":", 1)[0] == SparkConsumer.spec:
-        os.environ[SPARK_LOG_ENV] = str((work / "spark.log").resolve())
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", module=r"(setuptools|pkg_resources|pip|_distutils_hack)(\..*)?$")
-            yield
-    finally:
-        if before is None:
-            os.environ.pop(SPARK_LOG_ENV, None)
-
-
-def _spark_log_note() -> Optional[str]:
-    """Where Spark's own log went, once a session started this run."""
-    from .consumers.spark import SPARK_LOG_ENV
-
-    where = os.environ.get(SPARK_LOG_ENV)
-    return f"Spark's log (its JVM's output): {where}" if where and Path(where).exists() else None
+    spark = consumer.split(":", 1)[0] == SparkConsumer.spec
+    with spark_log_in(work / "spark.log") if spark else contextlib.nullcontext(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"(setuptools|pkg_resources|pip|_distutils_hack)(\..*)?$")
+        yield
 
 
 def _delivery(kwargs: dict) -> dict:
@@ -340,7 +324,7 @@ def run(scenario: str, seed: int, time_zone: str, version_profile: str, changefe
                                                 consumer_timeout_s=consumer_timeout, digest=digest,
                                                 schedule=schedule, variant=variant, on_phase=phase))
                 progress.update(f"{enc} {i + 1}/{len(encodings)}: {results[-1].outcome}", completed=i + 1)
-            spark_log = _spark_log_note()
+            spark_log = spark_log_note()
     except Interrupted as stop:
         progress.stop(f"stopped by {stop}")
         click.echo(f"run stopped by {stop}: the consumer's process group (if one was running) was killed; "

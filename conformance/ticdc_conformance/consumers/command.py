@@ -3,7 +3,6 @@ zip that ships the Spark consumer to spark-submit (docs/spark-submit.md)."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import click
 from ticdc_conformance.errors import require_spark
 
 from .adapters import SequentialConsumer, SparkConsumer, Stream, adapter_for
-from .spark import SPARK_LOG_ENV
+from .spark import spark_log_in, spark_log_note
 
 
 @click.command()
@@ -38,14 +37,15 @@ def consume(records: Path, manifest: Path | None, out: Path, engine: str, master
     stream = Stream(records, manifest, m, folder=records.parent, scratch=out / "work")
     if engine == SparkConsumer.spec:  # the root command turns SparkMissing into one line and exit 2
         require_spark("`consume --engine spark`", f"or use `--engine {SequentialConsumer.spec}`")
-        # The JVM's start-up notes and log4j's lines go to a file in the scratch folder (as `run`
-        # puts them in its work folder), not among this command's output.
-        os.environ.setdefault(SPARK_LOG_ENV, str((stream.scratch / "spark.log").resolve()))
-    run = adapter_for(engine, master=master).run(stream, out)
+    # The JVM's start-up notes and log4j's lines go to a file in the scratch folder (as `run`
+    # puts them in its work folder), not among this command's output.
+    with spark_log_in(stream.scratch / "spark.log"):
+        run = adapter_for(engine, master=master).run(stream, out)
+        note = spark_log_note()
     if not run.finished:
         click.echo(f"error: {run.error}", err=True)
-        if engine == SparkConsumer.spec:
-            click.echo(f"Spark's log (its JVM's output): {os.environ[SPARK_LOG_ENV]}", err=True)
+        if note:
+            click.echo(note, err=True)
         sys.exit(2)
     click.echo(json.dumps(run.figures, indent=2))
 
