@@ -150,7 +150,7 @@ class SinkSimulator:
         self.partitions: dict[tuple[str, int], _Partition] = {}
         self._last_watermark_ms: Optional[int] = None
         self._last_ts = 0
-        self._bootstrap_stats: dict[tuple[str, str], _BootstrapStat] = {}
+        self._bootstrap_stats: dict[int, _BootstrapStat] = {}  # by table ID (_maybe_bootstrap)
         self._window = InterleaveWindow(random.Random(f"interleave/{seed}")) if config.interleave_tables else None
         self._schedule = FailoverSchedule(config.failovers, config.failover_spacing,
                                           random.Random(f"failover/{seed}"))
@@ -227,23 +227,30 @@ class SinkSimulator:
             row = dispatch_row(self.config, row, selected)
         p = self._partition(route.topic, route.partition(row, txn.commit_ts))
         if self.module.uses_bootstrap:
-            yield from self._maybe_bootstrap(p, whole, physical_ms(txn.commit_ts))
+            yield from self._maybe_bootstrap(p, whole, upstream_change, physical_ms(txn.commit_ts))
         yield from self._send(p, RowEvent(change, txn.commit_ts, txn.start_ts, selected), upstream_change)
 
-    def _maybe_bootstrap(self, p: _Partition, t: TableSchema, now_ms: int) -> Iterator[KafkaRecord]:
+    def _maybe_bootstrap(self, p: _Partition, t: TableSchema, change: RowChange, now_ms: int) -> Iterator[KafkaRecord]:
         """TiCDC pkg/sink/codec/bootstraper.go: a table's first row event sends a BOOTSTRAP at once;
         later ones when `send-bootstrap-in-msg-count` rows were sent or
         `send-bootstrap-interval-in-sec` passed since the last one; a table without row events for
-        30 minutes is forgotten, so its next row event counts as a first one again."""
+        30 minutes is forgotten, so its next row event counts as a first one again.
+        A table is known by its ID, not its name: new TiCDC keys it by the table's ID
+        (`TableInfo.TableName.TableID`), tiflow by the row's physical table ID (a partition's own
+        ID, so each partition has its first row). A table that took another ID (TRUNCATE, the
+        normal table of EXCHANGE PARTITION) therefore sends a BOOTSTRAP with its next row, and a
+        consumer learns that version before its rows, which no DDL message describes for the
+        exchanged normal table."""
         cfg = self.config
         if not self._bootstrap_enabled():
             return
-        name = (t.schema, t.table)
-        stat = self._bootstrap_stats.get(name)
+        table_id = t.physical_id(change.after if change.after is not None else change.before) \
+            if cfg.version_profile == "tiflow" else t.table_id
+        stat = self._bootstrap_stats.get(table_id)
         if stat is not None and now_ms - stat.last_row_ms > _INACTIVE_MS:
             stat = None
         if stat is None:
-            stat = self._bootstrap_stats[name] = _BootstrapStat(last_sent_ms=now_ms, last_row_ms=now_ms)
+            stat = self._bootstrap_stats[table_id] = _BootstrapStat(last_sent_ms=now_ms, last_row_ms=now_ms)
             due = True
         else:
             stat.counter += 1

@@ -4,9 +4,22 @@ The protocol encoder is replaced by one that writes each event's kind into the m
 tests see exactly what the simulator sent where, independent of any protocol's bytes.
 """
 
+from dataclasses import replace
+
 import pytest
 
-from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
+from ticdc_contract.model import (
+    DDL,
+    Column,
+    DDLType,
+    Index,
+    Op,
+    Partition,
+    Partitioning,
+    RowChange,
+    TableSchema,
+    Transaction,
+)
 from ticdc_contract.tidb_types import int_type, varchar
 from ticdc_contract.tso import compose
 from ticdc_generators.protocols import EncoderModule
@@ -40,8 +53,8 @@ class Tagging:
 
 
 def simulator(ddl_everywhere=True, bootstrap=False, **cfg):
-    config = SinkConfig(protocol="simple", topic="t", partition_num=3,
-                        dispatchers=(DispatchRule(partition="index-value"),), **cfg)
+    config = SinkConfig(protocol="simple", topic="t", dispatchers=(DispatchRule(partition="index-value"),),
+                        **{"partition_num": 3, **cfg})
     sim = SinkSimulator(config)
     sim.module = EncoderModule("tagging", Tagging, lambda c: ddl_everywhere, lambda c: True, bootstrap)
     return sim
@@ -144,6 +157,45 @@ def test_bootstrap_repeats_every_msg_count_rows():
     parts = by_partition(simulator(bootstrap=True, send_bootstrap_in_msg_count=2).run(history()))
     # 9 row events: the first sends one, then every 2 further rows another -> 5 rounds per partition.
     assert all(tags(rs).count("boot:t") == 5 for rs in parts.values())
+
+
+def _boots_before_rows(version_profile, *versions):
+    """Per row event of one partition (in order), how many BOOTSTRAPs came since the row before it,
+    for a table written under each version in turn (two rows per version, one millisecond apart)."""
+    def events():
+        yield DDL(ts(1000, 2), DDLType.CREATE_TABLE, "CREATE TABLE s.t", "s", "t", T, None)
+        for i, version in enumerate(versions):
+            for j in (0, 1):
+                yield Transaction(ts(2000 + 10 * i + j), ts(2000 + 10 * i + j, 2),
+                                  (RowChange(version, Op.INSERT, None, {"id": 10 * i + j * 100 - 50, "v": "x"}),))
+    sim = simulator(bootstrap=True, partition_num=1, version_profile=version_profile)
+    out, since = [], 0
+    for t in tags(sim.run(events())):
+        if t.startswith("boot:"):
+            since += 1
+        elif t.startswith("insert"):
+            out.append(since)
+            since = 0
+    return out
+
+
+@pytest.mark.parametrize("profile", ["ticdc", "tiflow"])
+def test_bootstrap_follows_the_table_id_not_the_name(profile):
+    # TiCDC pkg/sink/codec/bootstraper.go keys a table by its ID: one that took another ID (TRUNCATE,
+    # the normal table of EXCHANGE PARTITION) is a new table, whose first row sends a BOOTSTRAP at
+    # once; a RENAME keeps the ID, and the next BOOTSTRAP comes at its cadence.
+    new_id = replace(T, table_id=9, schema_version=compose(1500, 1))
+    renamed = replace(T, table="u")
+    assert _boots_before_rows(profile, T, new_id) == [1, 0, 1, 0]
+    assert _boots_before_rows(profile, T, renamed) == [1, 0, 0, 0]
+
+
+def test_tiflow_bootstraps_each_partition_on_its_first_row_new_ticdc_the_table_once():
+    # tiflow keys by the row's physical table ID (RowChangedEvent.GetTableID), new TiCDC by the
+    # table's ID (TableInfo.TableName.TableID).
+    ranged = replace(T, partitioning=Partitioning("id", (Partition("p0", 2, 0), Partition("p1", 3, None))))
+    assert _boots_before_rows("tiflow", ranged) == [1, 1]
+    assert _boots_before_rows("ticdc", ranged) == [1, 0]
 
 
 def test_bootstrap_disabled_when_both_cadences_are_zero():
