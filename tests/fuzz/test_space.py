@@ -105,6 +105,19 @@ def test_failovers_are_drawn_for_keyed_histories_only():
     assert not find(sink_configs("open-protocol", keyless=False), lambda c: not c.output_old_value).output_old_value
 
 
+def test_simple_sends_bootstrap_to_every_partition_when_the_history_exchanges_a_partition():
+    """The exchanged normal table's new version is named by a BOOTSTRAP only: to the first partition
+    alone it would leave that table's rows elsewhere unreadable per partition (docs/fuzz.md)."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    for encoding in ("simple-json", "simple-avro"):
+        assert not find(sink_configs(encoding), lambda c: not c.send_bootstrap_to_all_partition
+                        ).send_bootstrap_to_all_partition
+        with pytest.raises(NoSuchExample, match="No examples found"):
+            find(sink_configs(encoding, exchanges=True), lambda c: not c.send_bootstrap_to_all_partition)
+
+
 def test_many_table_histories_write_rows_of_several_tables_between_ddl():
     """What drops_resends (ticdc#4051) needs: rows of two tables in two transactions with no DDL
     between them; many_table_histories starts with two or three tables, so many of its draws have
