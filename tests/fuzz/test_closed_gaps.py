@@ -96,3 +96,53 @@ def test_the_largest_bigint_unsigned_in_debezium(tmp_path, consumer, written):
     verdict = _verdict(tmp_path, history, consumer=consumer)
     assert verdict.not_applicable is None
     assert not verdict.failed, verdict.summary
+
+
+def _simple_verdict(tmp_path, history, consumer: str, **config):
+    case = FuzzCase(tuple(history), dataclasses.replace(base_config("simple-json"), **config), Schedule(), 0)
+    return run_case(case, adapter_for(consumer), tmp_path / "case", 60.0, replay="fuzz --replay X")
+
+
+def _delete(up: Upstream, row: dict, commit_ms: int):
+    txn = TxnBuilder()
+    txn.delete(up.table("d", "t"), row)
+    return up.commit(txn, commit_ms)
+
+
+@pytest.mark.parametrize("consumer", REFERENCES)
+def test_a_bootstrap_ahead_of_its_ddl_changes_no_table_before_the_ddl_applies(tmp_path, consumer):
+    """A BOOTSTRAP of the version an ADD COLUMN makes reaches the consumer on one partition while
+    another partition's watermark still holds the checkpoint before the DDL: the reference took the
+    BOOTSTRAP's columns on arrival, and its tables showed the column a checkpoint early
+    (CONSUMER-COLUMN-1). A BOOTSTRAP only tells the decoder a schema; DDL changes the tables."""
+    up = Upstream(1_000_000, keep_history=True)
+    history = _table(up, Column("c", int_type(), nullable=True))
+    history.append(_insert(up, [{"id": 0, "c": None}], 1))
+    history.append(_insert(up, [{"id": 9_999_999, "c": None}], 0))
+    history.append(_delete(up, {"id": 0, "c": None}, 1))
+    history += up.add_column("d", "t", Column("a4", int_type(), nullable=False, has_default=True, default=0))
+    history.append(_insert(up, [{"id": 0, "c": None, "a4": 0}], 0))
+    verdict = _simple_verdict(tmp_path, history, consumer, partition_num=2, send_bootstrap_in_msg_count=1,
+                              watermark_interval_ms=1)
+    assert verdict.not_applicable is None
+    assert not verdict.failed, verdict.summary
+
+
+@pytest.mark.parametrize("consumer", REFERENCES)
+def test_a_restart_bootstrap_of_a_table_renamed_since_brings_no_old_name_back(tmp_path, consumer):
+    """send-all-bootstrap-at-start: a restarted changefeed sends a BOOTSTRAP of every table as it was
+    at the restart's checkpoint, a table renamed since under its old name; the reference made that
+    table again (CONSUMER-TABLE-1; was known gap simple-bootstrap-at-start-failover)."""
+    up = Upstream(1_000_000, keep_history=True)
+    history = _table(up, Column("c", int_type(), nullable=True))
+    for i in range(4):
+        history.append(_insert(up, [{"id": i, "c": None}], 1000))
+    history += up.rename_table("d", "t", "d", "u")
+    for i in range(4, 8):
+        txn = TxnBuilder()
+        txn.insert(up.table("d", "u"), {"id": i, "c": None})
+        history.append(up.commit(txn, 1000))
+    verdict = _simple_verdict(tmp_path, history, consumer, send_all_bootstrap_at_start=True, failovers=1,
+                              failover_spacing=8, checkpoint_lag=2)
+    assert verdict.not_applicable is None
+    assert not verdict.failed, verdict.summary

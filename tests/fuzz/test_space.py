@@ -58,8 +58,7 @@ def test_the_same_case_writes_the_same_bytes(case, tmp_path_factory):
 def test_known_gaps_are_left_out_unless_asked_for():
     from ticdc_conformance.fuzz.space import upstream_histories
 
-    assert set(KNOWN_GAPS) == {"simple-bootstrap-at-start-failover",
-                               "arrival-undecidable-key", "late-join-partitions", "keyless-resend",
+    assert set(KNOWN_GAPS) == {"arrival-undecidable-key", "late-join-partitions", "keyless-resend",
                                "keyless-no-old-value"}
     # Every DDL kind is drawn in every encoding (SET DEFAULT and MODIFY COLUMN in Debezium included).
     assert "'set_default'" in repr(upstream_histories()) and "'modify_column'" in repr(upstream_histories())

@@ -76,9 +76,6 @@ def base_config(encoding: str) -> SinkConfig:
 # gaps"): left out of what is drawn unless `known_gaps` asks for them, so a fuzz run's failure is
 # the consumer's. Each names what it leaves out.
 KNOWN_GAPS = {
-    "simple-bootstrap-at-start-failover": "Simple: no changefeed failover with send-all-bootstrap-at-start (the "
-                                          "restart's BOOTSTRAP of a table renamed since brings its old name back "
-                                          "in the reference consumer)",
     "arrival-undecidable-key": "Canal-JSON and Debezium without the TiDB extension: one partition (a row the "
                                "checks list as undecidable is still reported missing when its table's primary "
                                "key lists its columns in another order than the table does)",
@@ -126,9 +123,8 @@ def sink_configs(draw, encoding: str, known_gaps: bool = False, keyless: bool = 
         "interleave_tables": interleave,
         **options,
     }
-    gap = not known_gaps and fields.get("send_all_bootstrap_at_start", False)  # simple-bootstrap-at-start-failover
     keyless_gap = keyless and not known_gaps  # keyless-resend
-    failovers = 0 if arrival_only or gap or keyless_gap else draw(st.integers(0, 2))
+    failovers = 0 if arrival_only or keyless_gap else draw(st.integers(0, 2))
     if failovers:
         fields.update(failovers=failovers, failover_spacing=draw(st.integers(1, 12)),
                       checkpoint_lag=draw(st.integers(0, 2)))

@@ -107,8 +107,9 @@ class LocalConsumer:
                 self.errors.append(ev["error"])
             elif kind == "ddl":
                 self.on_ddl(ev)
-            elif kind == "bootstrap":
-                self.tables.table((ev["schema"], ev["table"]), parse_columns(ev["columns"]))
+            # A "bootstrap" only told the decoder a schema. It changes no table: a restarted changefeed's
+            # is of the tables at its checkpoint (a table renamed since under its old name), and one
+            # sent ahead of its DDL names columns the tables have only once the DDL applies.
         held = self.decoders.decoders[tp].held_count > 0
         if held or tp in watermarks.frozen:
             watermarks.hold(tp, held)

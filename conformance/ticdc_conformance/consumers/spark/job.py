@@ -24,10 +24,9 @@ against the ground truth at every checkpoint. Stages, each one or two Spark jobs
    WORK/replayed/ holds the state lines, final rows and the applied row events;
 5. write (write.py): each output sorted and written by one task with consumers/output.py's writers.
 
-Nothing of the stream is collected to the driver. What is: the decode stage's watermark, progress,
-DDL and BOOTSTRAP rows and one summary row per partition (one watermark per partition per
-resolved-ts tick, one DDL per DDL and partition that carries it, one BOOTSTRAP per table and
-partition per bootstrap interval), the first 20 undecodable records, per table and key shape
+Nothing of the stream is collected to the driver. What is: the decode stage's watermark, progress
+and DDL rows and one summary row per partition (one watermark per partition per resolved-ts tick,
+one DDL per DDL and partition that carries it), the first 20 undecodable records, per table and key shape
 the count of row events, per table the column lists its row events name (one per list and DDL in
 between), the DDL problems and two figures per task, and a summary row per writer.
 The outputs equal the sequential consumer's: the applied log line for line (both read the
@@ -71,7 +70,6 @@ from ticdc_conformance.consumers.spark.plan import (
     PHASE_FLUSH,
     Checkpoints,
     admit_ddls,
-    bootstrap_items,
     checkpoint_key,
     ddl_keys,
     regressions,
@@ -101,7 +99,7 @@ from ticdc_conformance.consumers.spark.write import (
 from ticdc_conformance.errors import ConsumerError
 
 MAX_REPORTED_ERRORS = 20
-SMALL_KINDS = ("progress", "watermark", "ddl", "bootstrap", "end")
+SMALL_KINDS = ("progress", "watermark", "ddl", "end")
 SMALL_COLUMNS = ["kind", "topic", "partition", "offset", "seq", "pos_ts", "pos_offset", "commit_ts", "mark", "schema",
                  "table", "query", "record_ts", "columns", "summary"]
 _SPARK_TYPES = {"string": "string", "int32": "int", "int64": "bigint", "binary": "binary", "bool": "boolean"}
@@ -215,10 +213,9 @@ def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir:
     run = _Run(spark, manifest, out, work, run_dir, clock)
     with clock("decode"):
         facts, cps, ddls = run.decode(records, files)
-        boots = bootstrap_items(facts.rows("bootstrap"), cps)
     with clock("admit"):
         counts = run.admit(cps, ddls)
-    meta, written = run.tables(cps, ddls, boots, counts)
+    meta, written = run.tables(cps, ddls, counts)
     figures = _figures(facts, cps, ddls, counts, meta, written)
     (run.out / "consumer.json").write_text(json.dumps(figures, indent=2) + "\n")
     problems = sorted(name[len(PROBLEM):] for name in written if name.startswith(PROBLEM))
@@ -344,17 +341,16 @@ class _Run:
                 self.adm.groupBy("schema", "table", "key_shape", "state", "phase", "columns", "seg")
                 .agg(F.count(F.lit(1)).alias("count"), F.min(F.struct(*APPLY_KEY[:-1])).alias("first")).collect()]
 
-    def tables(self, cps: Checkpoints, ddls, boots, counts: list[dict]) -> tuple[MetadataReplay, dict[str, int]]:
+    def tables(self, cps: Checkpoints, ddls, counts: list[dict]) -> tuple[MetadataReplay, dict[str, int]]:
         """Stages 4 and 5: the table replay in shards, then the outputs."""
         F = self.F
         shapes: dict[tuple[str, str], set[str]] = {}
         for c in counts:
             if c["state"] != "dropped":
                 shapes.setdefault((c["schema"], c["table"]), set()).add(c["key_shape"])
-        tables = {(c["schema"], c["table"]) for c in counts} | {(b["schema"], b["table"]) for _, b in boots} | \
-            {(d["schema"], d["table"]) for _, d in ddls.items if d["table"]}
+        tables = {(c["schema"], c["table"]) for c in counts} | {(d["schema"], d["table"]) for _, d in ddls.items if d["table"]}
         comps = Components.build(sorted(tables), ddls.items, shapes, self.shards)
-        steps = metadata_steps(ddls.items, boots, intro_rows(_first_per_columns([c for c in counts
+        steps = metadata_steps(ddls.items, intro_rows(_first_per_columns([c for c in counts
                                                                                   if c["state"] == "applied"])))
         flushed_at_end = not cps.seen and (_applied(counts, PHASE_FLUSH) > 0 or
                                            any(k[1] == PHASE_FLUSH for k, _ in ddls.items))

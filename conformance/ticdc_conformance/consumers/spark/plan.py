@@ -156,12 +156,6 @@ def admit_ddls(rows: Iterable[dict], cps: Checkpoints) -> AdmittedDDLs:
     return out
 
 
-def bootstrap_items(rows: Iterable[dict], cps: Checkpoints) -> list[tuple[tuple, dict]]:
-    """A BOOTSTRAP names its table's columns when it arrives (sequential/consumer.py feed)."""
-    return sorted(((arrival_key(cps.reached_before(position(r)), position(r)), r) for r in rows),
-                  key=lambda item: item[0])
-
-
 def regressions(watermark_rows: Iterable[dict]) -> tuple[int, list[dict]]:
     """Watermarks below their partition's (decode stage `mark`): count and the first ones logged."""
     found = [r for r in sorted(watermark_rows, key=position) if r["commit_ts"] < r["mark"]]

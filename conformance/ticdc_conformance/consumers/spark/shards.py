@@ -117,11 +117,10 @@ class Components:
         return out
 
 
-def metadata_steps(ddls: list[tuple[tuple, dict]], bootstraps: list[tuple[tuple, dict]],
-                   intros: list[tuple[tuple, dict]]) -> list[Step]:
-    """Every metadata step of the stream in apply order."""
+def metadata_steps(ddls: list[tuple[tuple, dict]], intros: list[tuple[tuple, dict]]) -> list[Step]:
+    """Every metadata step of the stream in apply order (a BOOTSTRAP is none: it tells the decoder a
+    schema, sequential/consumer.py feed)."""
     steps = [(key, "ddl", d) for key, d in ddls]
-    steps += [(key, "columns", b) for key, b in bootstraps]
     steps += [(key, "columns", i) for key, i in intros]
     steps.sort(key=lambda s: s[0])
     return steps
@@ -140,7 +139,7 @@ def steps_by_component(steps: list[Step], comps: Components) -> dict[int, list[S
 def apply_step(consumer: LocalConsumer, kind: str, payload: dict) -> None:
     if kind == "ddl":
         consumer.apply_ddl(payload)
-    else:  # a BOOTSTRAP, or a row event naming the table's columns (consumers/rules/tables.py ConsumerTables.table)
+    else:  # a row event naming the table's columns (consumers/rules/tables.py ConsumerTables.table)
         consumer.tables.table((payload["schema"], payload["table"]), parse_columns(payload["columns"]) or None)
 
 
