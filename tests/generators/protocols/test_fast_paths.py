@@ -435,3 +435,15 @@ def test_encoding_json_by_orjson_writes_dumps_bytes_or_declines():
             assert fast == expected, doc
     assert taken > 100  # documents without a character orjson writes otherwise
 
+
+def test_encoding_json_escape_check_by_byte_values_equals_the_substring_tests():
+    rng = random.Random(8)
+    pieces = [b"<", b">", b"&", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xe2\x80\xa7", b"\xe2\x80", b"\xe2",
+              b"\x80\xa8", b"a", b"\xc3\xa9", b"\xe4\xb8\xad", b'"', b"\\"]
+    found = 0
+    for _ in range(20000):
+        out = b"".join(rng.choices(pieces, k=rng.randint(0, 6)))
+        expected = any(s in out for s in (b"<", b">", b"&", "\u2028".encode(), "\u2029".encode()))
+        assert json_text._unlike_encoding_json(out) is expected, out
+        found += expected
+    assert 1000 < found < 19000
