@@ -447,3 +447,34 @@ def test_encoding_json_escape_check_by_byte_values_equals_the_substring_tests():
         assert json_text._unlike_encoding_json(out) is expected, out
         found += expected
     assert 1000 < found < 19000
+
+
+@pytest.mark.parametrize("code", ["newdecimal", "double"])
+def test_debezium_float_renderer_writes_the_reference_bytes(code):
+    """The fast renderer hands orjson some floats as they are: what orjson then writes must be the
+    reference writer's bytes, over decimal texts, random bit patterns and the range's edges."""
+    col = types.SimpleNamespace(code=code, default=None)
+    leaf = json_text.orjson_leaf(json_text.JSONITER)
+    fast = debezium_values.fast_renderer(col, None, leaf)
+    rng = random.Random(10)
+    values: list = [0.0, -0.0, 5e-324, 1.5, -1.5, 123.0, 2.0**53, 2.0**53 + 2, 1e15 + 0.5, 1e21, 1e-7,
+                    float("nan"), float("inf"), "-0.0001", "12.3400", "-9999999999999.9999"]
+    for edge in (1e-4, 1e16):
+        values += [edge, -edge, math.nextafter(edge, 0), math.nextafter(edge, math.inf)]
+    for _ in range(100000):
+        values.append(f"{rng.randint(-10**13, 10**13)}.{rng.randint(0, 9999):04d}")
+        values.append(struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0])
+        values.append(rng.random() * 10.0 ** rng.randint(-6, 18))
+    taken = 0
+    for v in values:
+        results = []
+        for render_one in (fast, lambda v: leaf(debezium_values.render(col, v, None))):
+            try:
+                rendered = render_one(v)
+            except Exception as e:  # NaN and infinities fail alike
+                results.append(type(e))
+                continue
+            taken += render_one is fast and type(rendered) is float
+            results.append(orjson.dumps({"v": rendered}))
+        assert results[0] == results[1], v
+    assert taken > 100000
