@@ -111,6 +111,39 @@ def test_simple_avro_dml_writer_writes_the_fastavro_bytes(scenario, style):
     assert written > len(_changes(scenario))
 
 
+@pytest.mark.parametrize("style", [Style(), Style(time_zone="Asia/Shanghai", tiflow=True),
+                                   Style(tiflow=True, row_checksum=True)])
+@pytest.mark.parametrize("scenario", ["types", "keys", "ddl-evolution"])
+def test_simple_avro_dml_bytes_equal_the_written_message(scenario, style):
+    """The message written from the row change against message.avro_dml written by fastavro, also
+    with column selectors, a table with names beyond ASCII, and values the writer must decline
+    (a long beyond 64 bits, text that is not UTF-8)."""
+    written = 0
+    for i, (change, commit_ts, _) in enumerate(_changes(scenario)):
+        t = change.table
+        if i % 5 == 0:
+            t = dataclasses.replace(t, schema=t.schema + "é中" * 40, table_id=2**40 + i, schema_version=0)
+        images = [change.before, change.after]
+        if i % 11 == 0:  # the first value of each image out of range or not encodable
+            bad = (2**64, "\udc80", b"x", None)[i // 11 % 4]
+            images = [None if image is None else {k: (bad if j == 0 else v) for j, (k, v) in enumerate(image.items())}
+                      for image in images]
+        change = RowChange(t, change.op, *images)
+        for selected in (None, frozenset(c.name for c in t.columns[::2])):
+            for ts in (commit_ts, commit_ts + 1, 2**63):  # the last varint pair is reused only for the same two
+                fast = avro_dml_writer.dml_bytes(change, ts, ts >> 18, style, selected)
+                try:
+                    expected = encode_avro(avro_dml(change, ts, ts >> 18, style, selected=selected))
+                except Exception as e:  # a value the reference refuses: the fast path declined it too
+                    assert fast is None, (change, e)
+                    continue
+                if fast is not None:
+                    written += 1
+                    assert fast == expected, change
+    # a message with a checksum is always avro_dml's
+    assert written == 0 if style.row_checksum else written > len(_changes(scenario))
+
+
 @pytest.mark.parametrize("style", [Style(), Style(time_zone="Asia/Shanghai", tiflow=True, row_checksum=True)])
 @pytest.mark.parametrize("scenario", ["types", "keys", "ddl-evolution"])
 def test_simple_json_dml_bytes_equal_the_written_message(scenario, style):
@@ -401,3 +434,47 @@ def test_encoding_json_by_orjson_writes_dumps_bytes_or_declines():
             taken += 1
             assert fast == expected, doc
     assert taken > 100  # documents without a character orjson writes otherwise
+
+
+def test_encoding_json_escape_check_by_byte_values_equals_the_substring_tests():
+    rng = random.Random(8)
+    pieces = [b"<", b">", b"&", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xe2\x80\xa7", b"\xe2\x80", b"\xe2",
+              b"\x80\xa8", b"a", b"\xc3\xa9", b"\xe4\xb8\xad", b'"', b"\\"]
+    found = 0
+    for _ in range(20000):
+        out = b"".join(rng.choices(pieces, k=rng.randint(0, 6)))
+        expected = any(s in out for s in (b"<", b">", b"&", "\u2028".encode(), "\u2029".encode()))
+        assert json_text._unlike_encoding_json(out) is expected, out
+        found += expected
+    assert 1000 < found < 19000
+
+
+@pytest.mark.parametrize("code", ["newdecimal", "double"])
+def test_debezium_float_renderer_writes_the_reference_bytes(code):
+    """The fast renderer hands orjson some floats as they are: what orjson then writes must be the
+    reference writer's bytes, over decimal texts, random bit patterns and the range's edges."""
+    col = types.SimpleNamespace(code=code, default=None)
+    leaf = json_text.orjson_leaf(json_text.JSONITER)
+    fast = debezium_values.fast_renderer(col, None, leaf)
+    rng = random.Random(10)
+    values: list = [0.0, -0.0, 5e-324, 1.5, -1.5, 123.0, 2.0**53, 2.0**53 + 2, 1e15 + 0.5, 1e21, 1e-7,
+                    float("nan"), float("inf"), "-0.0001", "12.3400", "-9999999999999.9999"]
+    for edge in (1e-4, 1e16):
+        values += [edge, -edge, math.nextafter(edge, 0), math.nextafter(edge, math.inf)]
+    for _ in range(100000):
+        values.append(f"{rng.randint(-10**13, 10**13)}.{rng.randint(0, 9999):04d}")
+        values.append(struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0])
+        values.append(rng.random() * 10.0 ** rng.randint(-6, 18))
+    taken = 0
+    for v in values:
+        results = []
+        for render_one in (fast, lambda v: leaf(debezium_values.render(col, v, None))):
+            try:
+                rendered = render_one(v)
+            except Exception as e:  # NaN and infinities fail alike
+                results.append(type(e))
+                continue
+            taken += render_one is fast and type(rendered) is float
+            results.append(orjson.dumps({"v": rendered}))
+        assert results[0] == results[1], v
+    assert taken > 100000

@@ -245,7 +245,19 @@ def fast_renderer(col: ColumnView, opts: ValueOptions, leaf: Callable[[Any], Any
         return lambda v: None if v is None else leaf(str(v))
     if code == "newdecimal" or code == "double":
         fragment = orjson.Fragment
-        return lambda v: None if v is None else fragment(json_float64(float(v)).encode("ascii"))
+
+        def float_value(v: Any) -> Any:
+            if v is None:
+                return None
+            x = float(v)
+            # orjson writes a float's shortest digits (repr's) in the 'f' form at least for
+            # 1e-4 <= |x| < 1e16, as json-iterator does, but for a whole number's ".0"; every other
+            # float goes in as the reference writer's bytes
+            if 1e-4 <= abs(x) < 1e16 and not x.is_integer():
+                return x
+            return fragment(json_float64(x).encode("ascii"))
+
+        return float_value
     if code == "datetime":
         decimal, not_null = col.decimal, col.not_null
 

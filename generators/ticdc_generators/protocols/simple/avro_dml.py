@@ -9,11 +9,20 @@ message.avro_dml's body; tests/generators/protocols/test_fast_paths.py compares 
 `encode_avro`. A value it does not know how to write (a branch name outside the row value union, a
 long beyond 64 bits, a value of another type) makes it return None, and the caller takes
 `encode_avro`, which writes or refuses it as before.
+
+`dml_bytes` writes the same message straight from a row change, for a message of whole rows
+without a checksum: the bytes before commitTs and after buildTs are fixed per table version and
+DML type, and each column's union branch is fixed by its type (values.avro_branch), so each
+column's name and branch index are written once per table version and a row writes its values
+only. A value it declines sends the message back to message.avro_dml and `encode_dml`.
 """
 from __future__ import annotations
 
 import struct
 from typing import Any, Callable, Optional
+
+from ticdc_contract.model import Op, RowChange, TableSchema
+from ticdc_contract.tidb_types import TiDBType
 
 from .avro_schema import (
     DML_TYPE_SYMBOLS,
@@ -23,6 +32,8 @@ from .avro_schema import (
     PAYLOAD_BRANCHES,
     value_union,
 )
+from .message import VERSION, Style
+from .values import avro_branch
 
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 _FLOAT = struct.Struct("<f").pack
@@ -193,6 +204,117 @@ def encode_dml(message: dict) -> Optional[bytes]:
         _optional(out, p["checksum"], _checksum)
         _row_map(out, p["data"])
         _row_map(out, p["old"])
+    except (_Unwritable, KeyError, ValueError, TypeError, OverflowError):  # UnicodeEncodeError is a ValueError
+        return None
+    return bytes(out)
+
+
+_DML_TYPE_INDEX = {Op.INSERT: DML_TYPE_SYMBOLS.index("INSERT"), Op.UPDATE: DML_TYPE_SYMBOLS.index("UPDATE"),
+                   Op.DELETE: DML_TYPE_SYMBOLS.index("DELETE")}
+_NULL_BRANCH = bytes((_BRANCHES["null"][0],))
+ColumnWriter = Callable[[bytearray, Any], None]
+
+
+def _column_writer(name: str, column_type: TiDBType, location: str, bit_as_long: bool) -> ColumnWriter:
+    """Writes one column's map entry (name, branch index, value) of the model value: what
+    `_row_map` writes for message.avro_dml's (branch, value) of it."""
+    head = _name(name)
+    null = head + _NULL_BRANCH
+    branch, convert = avro_branch(column_type, location, bit_as_long)
+    index, write = _BRANCHES[branch]
+    lead = head + bytes((index,))
+
+    def write_value(out: bytearray, v: Any) -> None:
+        if v is None:
+            out += null
+        else:
+            out += lead
+            write(out, convert(v))
+    return write_value
+
+
+class _Frame:
+    """A table version's fixed parts of its DML messages of one type."""
+
+    __slots__ = ("table", "head", "tail", "count", "columns")
+
+    def __init__(self, table: TableSchema, op: Op, location: str, bit_as_long: bool,
+                 selected: Optional[frozenset[str]]) -> None:
+        self.table = table
+        out = bytearray(_HEAD)
+        _long(out, VERSION)
+        _text(out, table.schema)
+        _text(out, table.table)
+        _long(out, table.table_id)
+        _long(out, _DML_TYPE_INDEX[op])
+        self.head = bytes(out)
+        out = bytearray()
+        _long(out, table.schema_version)
+        out += b"\0\0\0"  # claimCheckLocation, handleKeyOnly and checksum: null
+        self.tail = bytes(out)
+        sent = table.columns if selected is None else tuple(c for c in table.columns if c.name in selected)
+        if len({c.name for c in sent}) != len(sent):  # a row map holds each name once
+            raise _Unwritable(table)
+        # a row map's block count; no columns is an empty map: its closing block only
+        out = bytearray()
+        if sent:
+            _long(out, len(sent))
+        self.count = bytes(out)
+        self.columns = tuple((c.name, _column_writer(c.name, c.type, location, bit_as_long)) for c in sent)
+
+
+_FRAMES: dict[tuple, _Frame] = {}
+_FRAMES_KEPT = 4096
+# the last commitTs and buildTs written: every row of a transaction has the same
+_LAST_TS: list[Any] = [None, None, b""]
+
+
+def _row(out: bytearray, frame: _Frame, image: Any) -> None:
+    if type(image) is not dict:
+        raise _Unwritable(image)
+    out.append(2)
+    out += frame.count
+    get = image.get
+    for name, write in frame.columns:
+        write(out, get(name))
+    out.append(0)
+
+
+def dml_bytes(change: RowChange, commit_ts: int, build_ts: int, style: Style,
+              selected: Optional[frozenset[str]] = None) -> Optional[bytes]:
+    """`encode_dml(message.avro_dml(change, commit_ts, build_ts, style, selected=selected))` for a
+    message of whole rows; None for a message with a checksum or a value this writer declines:
+    the caller takes that path (tests/generators/protocols/test_fast_paths.py)."""
+    if style.row_checksum:
+        return None
+    t, op = change.table, change.op
+    try:
+        key = (id(t), op, style.time_zone, style.tiflow, selected)
+        frame = _FRAMES.get(key)
+        if frame is None or frame.table is not t:
+            if len(_FRAMES) >= _FRAMES_KEPT:
+                _FRAMES.clear()
+            # tiflow hands BIT to Avro as a long (values.avro_branch)
+            frame = _FRAMES[key] = _Frame(t, op, style.time_zone, style.tiflow, selected)
+        out = bytearray(frame.head)
+        last = _LAST_TS
+        if last[0] != commit_ts or last[1] != build_ts or type(commit_ts) is not int or type(build_ts) is not int:
+            ts = bytearray()
+            _long(ts, commit_ts)
+            _long(ts, build_ts)
+            last[:] = [commit_ts, build_ts, bytes(ts)]
+        out += last[2]
+        out += frame.tail
+        # spec 004 DML: INSERT has only `data`, DELETE only `old`, UPDATE both; the other null
+        if op is Op.INSERT:
+            _row(out, frame, change.after)
+            out.append(0)
+        elif op is Op.DELETE:
+            out.append(0)
+            _row(out, frame, change.before)
+        else:
+            _row(out, frame, change.after)
+            _row(out, frame, change.before)
     except (_Unwritable, KeyError, ValueError, TypeError, OverflowError):  # UnicodeEncodeError is a ValueError
         return None
     return bytes(out)

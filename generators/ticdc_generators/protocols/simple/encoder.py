@@ -28,7 +28,7 @@ from ...sink.events import BootstrapEvent, DDLEvent, Message, RowEvent, SinkEven
 from ..golang.json_text import ENCODING_JSON, dumps, encoding_json_by_orjson
 from ..large_message import COMPRESSIONS, MessageTooLargeError, compress, record_size, require_storage
 from . import message as m
-from .avro_dml import encode_dml
+from .avro_dml import dml_bytes, encode_dml
 from .avro_schema import encode_avro
 
 ROW_KEY = b""
@@ -128,6 +128,10 @@ class SimpleEncoder:
         ts = event.commit_ts
         build_ts = physical_ms(ts)
         if self.config.encoding_format == "avro":
+            if not only_handle_key and not claim_check_location:
+                raw = dml_bytes(event.change, ts, build_ts, self._style, event.selected)
+                if raw is not None:
+                    return compress(self.config.compression, raw)
             body: Any = m.avro_dml(event.change, ts, build_ts, self._style, only_handle_key, claim_check_location,
                                    event.selected)
             raw = encode_dml(body)

@@ -112,30 +112,38 @@ def avro_value(t: TiDBType, v: Any, location: str, bit_as_long: bool = False) ->
 _AVRO_NULL = ("null", None)
 
 
-def avro_renderer(t: TiDBType, location: str, bit_as_long: bool = False) -> Callable[[Any], tuple[str, Any]]:
-    """`avro_value` of one column with the type switch settled once, as `json_renderer`."""
+def avro_branch(t: TiDBType, location: str, bit_as_long: bool = False) -> tuple[str, Callable[[Any], Any]]:
+    """(union branch, conversion of a non-NULL model value) of one column: the branch of every
+    value but NULL is fixed by the column type, so the Avro DML writer (avro_dml.py) can write
+    its index once per table version."""
     base = t.base
     if base == "timestamp":
-        return lambda v: _AVRO_NULL if v is None else (TIMESTAMP_RECORD, {"location": location, "value": v})
+        return TIMESTAMP_RECORD, lambda v: {"location": location, "value": v}
     if base == "bigint" and t.unsigned:
         # TiCDC sends every BIGINT UNSIGNED as UnsignedBigint{value: int64(u64)}, a wrapped long
-        return lambda v: _AVRO_NULL if v is None else (UNSIGNED_BIGINT_RECORD, {"value": as_int64(int(v))})
+        return UNSIGNED_BIGINT_RECORD, lambda v: {"value": as_int64(int(v))}
     if base in INTEGER_TYPES or base == "year":
-        return lambda v: _AVRO_NULL if v is None else ("long", int(v))
+        return "long", int
     if base == "enum":
-        return lambda v: _AVRO_NULL if v is None else ("long", enum_value(t, v))
+        return "long", lambda v: enum_value(t, v)
     if base == "set":
         # TiCDC casts the uint64 bitmask to int64
-        return lambda v: _AVRO_NULL if v is None else ("long", as_int64(set_value(t, v)))
+        return "long", lambda v: as_int64(set_value(t, v))
     if base == "bit":
         # new TiCDC: strconv.FormatUint; classic tiflow hands the uint64 to Avro as a long
         if bit_as_long:
-            return lambda v: _AVRO_NULL if v is None else ("long", as_int64(int(v)))
-        return lambda v: _AVRO_NULL if v is None else ("string", str(int(v)))
+            return "long", lambda v: as_int64(int(v))
+        return "string", lambda v: str(int(v))
     if has_binary_flag(t):
-        return lambda v: _AVRO_NULL if v is None else ("bytes", bytes(v))
+        return "bytes", bytes
     if base == "float":
-        return lambda v: _AVRO_NULL if v is None else ("float", to_float32(v))
+        return "float", to_float32
     if base == "double":
-        return lambda v: _AVRO_NULL if v is None else ("double", float(v))
-    return lambda v: _AVRO_NULL if v is None else ("string", str(v))
+        return "double", float
+    return "string", str
+
+
+def avro_renderer(t: TiDBType, location: str, bit_as_long: bool = False) -> Callable[[Any], tuple[str, Any]]:
+    """`avro_value` of one column with the type switch settled once, as `json_renderer`."""
+    branch, convert = avro_branch(t, location, bit_as_long)
+    return lambda v: _AVRO_NULL if v is None else (branch, convert(v))
