@@ -538,13 +538,15 @@ class CheckpointCheck:
         by_table: dict[Name, tuple[list[dict], list[dict]]] = defaultdict(lambda: ([], []))
         upstream, consumer, off = self.truth.counts, states.counts, self.off
         differing = []
+        off_rows = self.off_rows  # summed in a local: every image changed at W adds to it
         for changed in self.truth.dirty | states.dirty:
             name, image = changed
             diff = upstream[name].get(image, 0) - consumer[name].get(image, 0)
-            self.off_rows += abs(diff) - abs(off.pop(changed, 0))
+            off_rows += abs(diff) - abs(off.pop(changed, 0))
             if diff:
                 off[changed] = diff
                 differing.append((changed, diff))
+        self.off_rows = off_rows
         # In order: the rows of a table come out in one order whatever the hash seed, and a finding
         # that names the first of them (CONSUMER-COLUMN-1, a table upstream does not hold) names the same.
         for (name, image), diff in sorted(differing):
