@@ -283,6 +283,7 @@ class RowForms:
         self.handle = tuple(table.handle_key)
         forms = (column_forms(c, protocol, options) for c in table.columns if not c.is_virtual)
         self.columns = {f.column.name: f for f in forms if not f.trivial}
+        self.key_values = _key_values(self.handle, self.columns)
 
     def row(self, row: dict, upstream: Optional[dict | Callable[[], dict]] = None,
             projected: Optional[dict] = None) -> dict:
@@ -421,11 +422,28 @@ class StateForms:
     def key_values(self, name: tuple[str, str], row: dict) -> Optional[list]:
         """The handle-key values of `key_row(name, row)`, in key order (a missing one None); None
         for a table without a handle key or one upstream does not hold."""
+        values = self.key_reader(name)
+        return None if values is None else values(row)
+
+    def key_reader(self, name: tuple[str, str]) -> Optional[Callable[[dict], list]]:
+        """`key_values` for the rows of one table under its current schema version (its forms
+        looked up once): None for a table without a handle key or one upstream does not hold."""
         found = self._forms(name)
-        if found is None or not found[0].handle:
-            return None
-        columns = found[0].columns
-        return [columns[c].normalise(row[c]) if c in columns and c in row else row.get(c) for c in found[0].handle]
+        return None if found is None else found[0].key_values
+
+
+def _key_values(handle: tuple[str, ...], columns: dict[str, ColumnForms]) -> Optional[Callable[[dict], list]]:
+    """A row's handle-key values in the compared form, in key order (a missing one None); None
+    without a handle key. The key columns a protocol carries as they are (most keys) are read
+    without a test per column, a single one without a loop: every applied row event asks."""
+    if not handle:
+        return None
+    if not any(c in columns for c in handle):
+        if len(handle) == 1:
+            only = handle[0]
+            return lambda row: [row.get(only)]
+        return lambda row: [row.get(c) for c in handle]
+    return lambda row: [columns[c].normalise(row[c]) if c in columns and c in row else row.get(c) for c in handle]
 
 
 def _always(image: bytes) -> bool:
