@@ -209,9 +209,6 @@ class SinkSimulator:
 
     def _row(self, change: RowChange, txn: Transaction) -> Iterator[KafkaRecord]:
         route = self._route(change.table)
-        # A BOOTSTRAP describes the whole table, virtual columns included, like the DDL's tableSchema of
-        # the same version (TiCDC pkg/sink/codec/simple/message.go newTableSchema: every column).
-        whole = change.table
         upstream_change = change
         if route.hidden is not None:
             # cdc_visible, with the visible table of this version made once
@@ -227,10 +224,10 @@ class SinkSimulator:
             row = dispatch_row(self.config, row, selected)
         p = self._partition(route.topic, route.partition(row, txn.commit_ts))
         if self.module.uses_bootstrap:
-            yield from self._maybe_bootstrap(p, whole, upstream_change, physical_ms(txn.commit_ts))
+            yield from self._maybe_bootstrap(p, upstream_change, physical_ms(txn.commit_ts))
         yield from self._send(p, RowEvent(change, txn.commit_ts, txn.start_ts, selected), upstream_change)
 
-    def _maybe_bootstrap(self, p: _Partition, t: TableSchema, change: RowChange, now_ms: int) -> Iterator[KafkaRecord]:
+    def _maybe_bootstrap(self, p: _Partition, change: RowChange, now_ms: int) -> Iterator[KafkaRecord]:
         """TiCDC pkg/sink/codec/bootstraper.go: a table's first row event sends a BOOTSTRAP at once;
         later ones when `send-bootstrap-in-msg-count` rows were sent or
         `send-bootstrap-interval-in-sec` passed since the last one; a table without row events for
@@ -244,6 +241,9 @@ class SinkSimulator:
         cfg = self.config
         if not self._bootstrap_enabled():
             return
+        # A BOOTSTRAP describes the upstream table, virtual columns included, like the DDL's tableSchema
+        # of the same version (TiCDC pkg/sink/codec/simple/message.go newTableSchema: every column).
+        t = change.table
         table_id = t.physical_id(change.after if change.after is not None else change.before) \
             if cfg.version_profile == "tiflow" else t.table_id
         stat = self._bootstrap_stats.get(table_id)
