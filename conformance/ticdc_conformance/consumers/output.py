@@ -41,8 +41,12 @@ STATES_SCHEMA = pa.schema([
     pa.field("row", pa.string()),  # canonical JSON object, columns in table order
 ])
 PARQUET_BATCH = 8192
+# Columns of JSON text, nearly every value distinct: the Parquet copies keep no dictionary and no
+# min/max statistics for them, which cost a quarter of writing a batch and serve no reader.
+JSON_TEXT_COLUMNS = frozenset({"before", "after", "row"})
 MAX_OPEN_STATE_FILES = 64
 STRING_BYTES_LIMIT = 2**31 - 1  # an Arrow string array's 32-bit offsets
+_INT64 = pa.int64()
 APPLIED_BUFFER = 1 << 20  # applied.ndjson's write buffer: a transaction's line often outgrows the default 8 KiB
 
 
@@ -81,17 +85,20 @@ def _validity(values: Sequence) -> tuple[Optional[np.ndarray], int]:
 
 def _utf8_lengths(present: Sequence) -> tuple[bytes, np.ndarray]:
     """The UTF-8 bytes of the texts (or bytes) `present` end to end, and each one's length: joined
-    once in C; texts are encoded one by one only when one of them is not ASCII."""
-    lengths = np.array(list(map(len, present)), np.int64)
-    kinds = set(map(type, present))
-    if kinds == {bytes}:
-        return b"".join(present), lengths
-    if kinds == {str}:
+    once in C (a join of texts refuses bytes and one of bytes refuses texts, which spares asking each
+    value its type); texts are encoded one by one only when one of them is not ASCII or the values mix."""
+    lengths = np.fromiter(map(len, present), np.int64, len(present))
+    try:
         data = "".join(present).encode()
         if len(data) == lengths.sum():  # every text ASCII: a character is a byte
             return data, lengths
+    except TypeError:
+        try:
+            return b"".join(present), lengths
+        except TypeError:
+            pass
     encoded = [v.encode() if type(v) is str else v for v in present]
-    return b"".join(encoded), np.array(list(map(len, encoded)), np.int64)
+    return b"".join(encoded), np.fromiter(map(len, encoded), np.int64, len(encoded))
 
 
 def _arrow_column(values: Sequence, kind: pa.DataType) -> pa.Array:
@@ -99,8 +106,10 @@ def _arrow_column(values: Sequence, kind: pa.DataType) -> pa.Array:
     given as their UTF-8 bytes), built from buffers: pa.array of a Python list imports pandas, half
     a second of a consume command, to ask whether the list is a pandas object."""
     present, nulls = _validity(values)
+    if nulls == len(values):  # a column a batch never fills (the query of transactions)
+        return pa.nulls(nulls, kind)
     validity = None if present is None else pa.py_buffer(np.packbits(present, bitorder="little"))
-    if kind == pa.int64():
+    if kind == _INT64:
         data = np.array([0 if v is None else v for v in values] if nulls else values, np.int64)
         return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
     data, lengths = _utf8_lengths([v for v in values if v is not None] if nulls else values)
@@ -123,7 +132,8 @@ class _ParquetStream:
 
     def __init__(self, path: Path, schema: pa.Schema) -> None:
         self.schema = schema
-        self.writer = pq.ParquetWriter(path, schema)
+        plain = [name for name in schema.names if name not in JSON_TEXT_COLUMNS]
+        self.writer = pq.ParquetWriter(path, schema, use_dictionary=plain, write_statistics=plain)
         self.rows: list[tuple] = []
 
     def append(self, **values: Any) -> None:
