@@ -158,16 +158,19 @@ class PartitionDecoders:
         return dec
 
     def events(self, record: KafkaRecord) -> list[dict[str, Any]]:
-        """`decode`'s rows for the sequential consumer: the same fields but the Spark consumer's own
-        (pos_ts, pos_offset, mark, summary), built for speed (column-list texts shared, key order tokens
-        remembered) and, on row events, their ROW_KEYS under `_keys`."""
+        """`decode`'s rows for the sequential consumer, built for speed (column-list texts shared, key
+        order tokens remembered). A row event carries only the fields the sequential consumer, its outputs
+        and the consumers derived from it read (kind, commit_ts, schema, table, op, key_columns, key_order,
+        after, before, columns; not its coordinates nor its key texts, which serve the Spark consumer and
+        the checks) and its ROW_KEYS under `_keys`; the other events all of `decode`'s fields but the Spark
+        consumer's own (pos_ts, pos_offset, mark, summary)."""
         try:
             events = self._decoder(record).decode(record)
         except DecodeError as e:
             return self._error_rows(record, e)
         out = []
         for seq, ev in enumerate(events):
-            row = self._row_event(record, seq, ev) if type(ev) is DecodedRow else None
+            row = self._row_event(ev) if type(ev) is DecodedRow else None
             out.append(row if row is not None else event_row(record, seq, ev))
         return out
 
@@ -194,8 +197,9 @@ class PartitionDecoders:
             return order, True
         return order, orjson.loads(key) == values
 
-    def _row_event(self, record: KafkaRecord, seq: int, ev: DecodedRow) -> Optional[dict[str, Any]]:
-        """event_row of a row event; None where event_row makes something else of it (an error row)."""
+    def _row_event(self, ev: DecodedRow) -> Optional[dict[str, Any]]:
+        """The fields `events` keeps of event_row's row of a row event; None where event_row makes
+        something else of it (an error row)."""
         after, before = ev.after, ev.before
         image = after if after is not None else before
         if image is None:
@@ -209,25 +213,20 @@ class PartitionDecoders:
         dumps = orjson.dumps
         key = dumps(values)
         order, exact = self._order(key, values)
-        old_key = old_key_order = None
         removed_key = key
         if after is not None and before is not None:
             old = list(map(before.get, key_columns))
             if old != values:
                 removed_key = dumps(old)
-                if all(c in before for c in key_columns):
-                    old_key, old_key_order = removed_key.decode(), key_order_token(old)
         after_json = dumps(after) if after is not None else None
         before_json = dumps(before) if before is not None else None
         after_text = after_json.decode() if after_json is not None else None
         before_text = before_json.decode() if before_json is not None else None
         key_columns_text = self._text(named)
         return {
-            "topic": record.topic, "partition": record.partition, "offset": record.offset, "seq": seq,
             "kind": "row", "commit_ts": ev.commit_ts, "schema": ev.schema, "table": ev.table, "op": ev.op,
-            "key": key.decode(), "key_columns": key_columns_text, "key_order": order, "old_key": old_key,
-            "old_key_order": old_key_order, "after": after_text, "before": before_text,
-            "columns": self._text(ev.columns or tuple(image)), "query": None, "record_ts": None, "error": None,
+            "key_columns": key_columns_text, "key_order": order, "after": after_text, "before": before_text,
+            "columns": self._text(ev.columns or tuple(image)),
             "_keys": (after_text, before_text, key_columns_text, after, None, key_columns, not named, key, order,
                       removed_key, after_json, before_json) if exact else None,
         }
