@@ -40,6 +40,7 @@ STATES_SCHEMA = pa.schema([
     pa.field("to", pa.int64()),
     pa.field("row", pa.string()),  # canonical JSON object, columns in table order
 ])
+APPLIED_LABELLED = ("kind", "schema", "table", "op")  # applied.parquet's columns given by a row's label
 PARQUET_BATCH = 8192
 # Columns of JSON text, nearly every value distinct: the Parquet copies keep no dictionary and no
 # min/max statistics for them, which cost a quarter of writing a batch and serve no reader.
@@ -127,17 +128,29 @@ def _arrow_column(values: Sequence, kind: pa.DataType) -> pa.Array:
 
 class _ParquetStream:
     """Rows appended one by one, written in batches of PARQUET_BATCH rows (one row group each), so a
-    long run never holds them all. A row is a tuple of the schema's values in its order (`add`): the
-    columns are made from the tuples once a batch is full, by zip in C, not value by value."""
+    long run never holds them all. A row is a tuple (`add`): first its label, the code `label` gives
+    the values of the `labelled` columns (a few string columns whose values repeat from row to row,
+    such as a transaction row's kind, schema, table and op), then the other columns' values in the
+    schema's order. The columns are made from the tuples once a batch is full, by zip in C, not value
+    by value; a labelled column is taken from its distinct values by the rows' labels, in C too."""
 
-    def __init__(self, path: Path, schema: pa.Schema) -> None:
+    def __init__(self, path: Path, schema: pa.Schema, labelled: tuple[str, ...]) -> None:
         self.schema = schema
         plain = [name for name in schema.names if name not in JSON_TEXT_COLUMNS]
         self.writer = pq.ParquetWriter(path, schema, use_dictionary=plain, write_statistics=plain)
         self.rows: list[tuple] = []
+        self._labelled = [schema.field(name) for name in labelled]
+        self._others = [f for f in schema if f.name not in labelled]
+        self._labels: dict[tuple, int] = {}  # the labelled columns' values -> their label
+        self._values: list[tuple] = []  # label -> the labelled columns' values
 
-    def append(self, **values: Any) -> None:
-        self.add(tuple(values.get(f.name) for f in self.schema))
+    def label(self, values: tuple) -> int:
+        """The label of these values of the labelled columns (in their order)."""
+        code = self._labels.get(values)
+        if code is None:
+            code = self._labels[values] = len(self._values)
+            self._values.append(values)
+        return code
 
     def add(self, row: tuple) -> None:
         self.rows.append(row)
@@ -155,8 +168,13 @@ class _ParquetStream:
 
     def flush(self) -> None:
         if self.rows:
-            columns = [_arrow_column(column, field.type) for column, field in zip(zip(*self.rows), self.schema)]
-            self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
+            labels, *values = zip(*self.rows)
+            taken = pa.Array.from_buffers(pa.int32(), len(labels), [None, pa.py_buffer(np.array(labels, np.int32))])
+            columns = {f.name: _arrow_column(column, f.type).take(taken)
+                       for column, f in zip(zip(*self._values), self._labelled)}
+            columns.update((f.name, _arrow_column(column, f.type)) for column, f in zip(values, self._others))
+            self.writer.write_table(pa.Table.from_arrays([columns[name] for name in self.schema.names],
+                                                         schema=self.schema))
             self.rows = []
 
     def close(self) -> None:
@@ -168,13 +186,15 @@ class AppliedLog:
     def __init__(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
         self._f: IO[bytes] = open(out / "applied.ndjson", "wb", buffering=APPLIED_BUFFER)
-        self._pq = _ParquetStream(out / "applied.parquet", APPLIED_SCHEMA)
+        self._pq = _ParquetStream(out / "applied.parquet", APPLIED_SCHEMA, APPLIED_LABELLED)
         self.seq = 0
-        self._heads: dict[tuple[str, str, str], bytes] = {}  # (schema, table, op) -> a txn row's JSON up to "before"
+        # (schema, table, op) -> a txn row's JSON up to "before", and the row's label in applied.parquet
+        self._heads: dict[tuple[str, str, str], tuple[bytes, int]] = {}
 
-    def _head(self, schema: str, table: str, op: str) -> bytes:
-        head = self._heads[(schema, table, op)] = orjson.dumps(
-            {"schema": schema, "table": table, "op": op, "before": None})[:-len(b"null}")]
+    def _head(self, schema: str, table: str, op: str) -> tuple[bytes, int]:
+        head = self._heads[(schema, table, op)] = (
+            orjson.dumps({"schema": schema, "table": table, "op": op, "before": None})[:-len(b"null}")],
+            self._pq.label(("txn", schema, table, op)))
         return head
 
     def txn(self, commit_ts: Optional[int], rows: list[dict]) -> None:
@@ -194,10 +214,10 @@ class AppliedLog:
                 before_json, after_json = k[11] or b"null", k[10] or b"null"
             else:
                 before_json, after_json = _utf8(before), _utf8(after)
-            parts.append(b"".join((heads.get((schema, table, op)) or self._head(schema, table, op), before_json,
-                                   b',"after":', after_json, b"}")))
+            head, label = heads.get((schema, table, op)) or self._head(schema, table, op)
+            parts.append(b"".join((head, before_json, b',"after":', after_json, b"}")))
             # Arrow takes the UTF-8 bytes for a string column as it takes the text.
-            table_rows.append((seq, "txn", commit_ts, schema, table, op, before_json if before else before,
+            table_rows.append((label, seq, commit_ts, before_json if before else before,
                                after_json if after else after, None))
         ts = b"null" if commit_ts is None else orjson.dumps(commit_ts)
         self._f.write(b'{"kind":"txn","commit_ts":%s,"rows":[%s]}\n' % (ts, b",".join(parts)))
@@ -207,12 +227,12 @@ class AppliedLog:
     def ddl(self, commit_ts: Optional[int], schema: str, table: str, query: str) -> None:
         self._f.write(orjson.dumps({"kind": "ddl", "commit_ts": commit_ts, "schema": schema, "table": table,
                                     "query": query}) + b"\n")
-        self._pq.add((self.seq, "ddl", commit_ts, schema, table, None, None, None, query))
+        self._pq.add((self._pq.label(("ddl", schema, table, None)), self.seq, commit_ts, None, None, query))
         self.seq += 1
 
     def checkpoint(self, ts: int) -> None:
         self._f.write(orjson.dumps({"kind": "checkpoint", "ts": ts}) + b"\n")
-        self._pq.add((self.seq, "checkpoint", ts, None, None, None, None, None, None))
+        self._pq.add((self._pq.label(("checkpoint", None, None, None)), self.seq, ts, None, None, None))
         self.seq += 1
 
     def close(self) -> None:
@@ -229,7 +249,7 @@ class StatesWriter:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._files: OrderedDict[tuple[str, str], IO[bytes]] = OrderedDict()
         self._started: set[tuple[str, str]] = set()
-        self._pq = _ParquetStream(out / "states.parquet", STATES_SCHEMA)
+        self._pq = _ParquetStream(out / "states.parquet", STATES_SCHEMA, ("schema", "table"))
         self.lines = 0
         self._last: Optional[tuple[tuple[str, str], IO[bytes]]] = None  # the file written last (the LRU's end)
 
@@ -253,7 +273,7 @@ class StatesWriter:
     def __call__(self, name: tuple[str, str], since: int, to: Optional[int], row: bytes, copies: int) -> None:
         line = b'{"from":%d,"to":%s,"row":%s}\n' % (since, b"null" if to is None else b"%d" % to, row)
         f = self._file(name)
-        version = (name[0], name[1], since, to, row)  # Arrow reads the UTF-8 bytes as it reads the text
+        version = (self._pq.label(name), since, to, row)  # Arrow reads the UTF-8 bytes as it reads the text
         if copies == 1:
             f.write(line)
             self._pq.add(version)
