@@ -37,7 +37,8 @@ def is_image_keyed(ev: dict) -> bool:
     return ev.get("key_columns") in (None, "[]")
 
 
-_commit_ts_arrival = itemgetter(0, 1)
+_commit_ts = itemgetter(0)
+_arrival = itemgetter(1)
 
 
 @dataclass
@@ -93,9 +94,9 @@ class DMLBuffer:
             if not group.events or group.events[0][0] > watermark and not group.out_of_order:
                 continue
             if group.out_of_order:
-                group.events.sort(key=lambda e: e[0])  # stable: arrival order within a commit ts
+                group.events.sort(key=_commit_ts)  # stable: arrival order within a commit ts
                 group.out_of_order = False
-            n = bisect.bisect_right(group.events, watermark, key=lambda e: e[0])
+            n = bisect.bisect_right(group.events, watermark, key=_commit_ts)
             ready.extend(group.events[:n])
             del group.events[:n]
         index = self.index
@@ -104,7 +105,10 @@ class DMLBuffer:
             if seen[2] <= 0:
                 del index[seen[3]]
         self.size -= len(ready)
-        ready.sort(key=_commit_ts_arrival)
+        # In (commit ts, arrival) order: by arrival, then stably by commit ts; integer keys compare
+        # several times faster than the pair, which a key would also build for every event.
+        ready.sort(key=_arrival)
+        ready.sort(key=_commit_ts)
         return ready
 
     def __len__(self) -> int:
