@@ -105,6 +105,10 @@ class _States:
                                 self._lines(path, name, len(self.names) - 1, hidden.get(name, frozenset())))
         self.db.execute("CREATE INDEX by_from ON lines (frm)")
         self.db.execute("CREATE INDEX by_to ON lines (upto)")
+        self.db.execute("CREATE TABLE arrived (ts INTEGER PRIMARY KEY)")  # the checkpoints advanced to
+        # Per checkpoint: the lines that arrived before it and leave there, as (table, compared image):
+        # every line's image is read from the file once, and these are lines of the current tables.
+        self.leaving: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
         self.counts: dict[Name, Counter] = defaultdict(Counter)
         self.dirty: set[tuple[Name, bytes]] = set()
 
@@ -127,29 +131,41 @@ class _States:
     def advance(self, ts: int, forms: Optional[StateForms] = None) -> None:
         """Lines ending at `ts` leave, lines starting there arrive. An arriving line's image is put in
         the compared form (`forms.state_row`, checks/value_forms.py: upstream's schema and rows at
-        `ts`) and stored so, so that its removal at its `to` checkpoint takes away the same image."""
-        self.dirty = dirty = set()
-        for column, delta in (("upto", -1), ("frm", +1)):
-            restated = []
-            current = -1
-            for line, table, image in self.db.execute(f"SELECT rowid, tbl, image FROM lines WHERE {column} = ?", (ts,)):
-                # A table's lines come together (inserted file by file): its lookups are made once.
-                if table != current:
-                    current, name = table, self.names[table]
-                    counts = self.counts[name]
-                    as_it_is = forms.as_it_is_test(name) if delta > 0 and forms is not None else None
-                if as_it_is is not None and not as_it_is(image):
-                    assert forms is not None  # as_it_is is made from it
-                    row = orjson.loads(image)
-                    normalised = forms.state_row(name, row, image)
-                    # The same object back: nothing restated (the image of `row` is `image`).
-                    compared = image if normalised is row else comparable(normalised, frozenset())
-                    if compared != image:
-                        restated.append((compared, line))
-                        image = compared
-                bump_count(counts, image, delta)
-                dirty.add((name, image))
-            self.db.executemany("UPDATE lines SET image = ? WHERE rowid = ?", restated)
+        `ts`) and kept so until its `to` checkpoint, so that its removal takes away the same image.
+        A line ending at `ts` that never arrived (its `from` is no earlier checkpoint) leaves with its
+        image as written."""
+        self.dirty = set()
+        leave = self.leaving.pop(ts, [])
+        leave += self.db.execute("SELECT tbl, image FROM lines WHERE upto = ? AND frm NOT IN (SELECT ts FROM arrived)",
+                                 (ts,))
+        self._count(leave, -1)
+        self.db.execute("INSERT INTO arrived VALUES (?)", (ts,))
+        arrive = []
+        current = -1
+        for table, upto, image in self.db.execute("SELECT tbl, upto, image FROM lines WHERE frm = ?", (ts,)):
+            # A table's lines come together (inserted file by file): its lookups are made once.
+            if table != current:
+                current, name = table, self.names[table]
+                as_it_is = forms.as_it_is_test(name) if forms is not None else None
+            if as_it_is is not None and not as_it_is(image):
+                assert forms is not None  # as_it_is is made from it
+                row = orjson.loads(image)
+                normalised = forms.state_row(name, row, image)
+                # The same object back: nothing restated (the image of `row` is `image`).
+                image = image if normalised is row else comparable(normalised, frozenset())
+            arrive.append((table, image))
+            if upto is not None and upto > ts:
+                self.leaving[upto].append((table, image))
+        self._count(arrive, +1)
+
+    def _count(self, lines: list[tuple[int, bytes]], delta: int) -> None:
+        dirty, current = self.dirty, -1
+        for table, image in lines:
+            if table != current:
+                current, name = table, self.names[table]
+                counts = self.counts[name]
+            bump_count(counts, image, delta)
+            dirty.add((name, image))
 
     def stray(self, checkpoints: list[int]) -> list[tuple[Name, int, Optional[int]]]:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
