@@ -116,12 +116,13 @@ class _States:
     def _lines(path: Path, name: Name, table: int, hidden: frozenset[str]) -> Iterator[tuple]:
         with open(path, "rb") as f:
             for n, line in enumerate(f, 1):
-                if not line.strip():
+                if line.isspace():  # what strip() would leave empty, told without a copy of every line
                     continue
                 try:
                     doc = orjson.loads(line)
                     frm, upto, row = doc["from"], doc["to"], doc["row"]
-                    if not _is_int(frm) or not (upto is None or _is_int(upto)) or not isinstance(row, dict):
+                    # orjson makes JSON integers exactly int (true and false bool): _is_int by type alone
+                    if type(frm) is not int or not (upto is None or type(upto) is int) or type(row) is not dict:
                         raise ValueError('"from" an integer, "to" an integer or null, "row" an object')
                     yield table, frm, upto, comparable(row, hidden)
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
@@ -320,7 +321,7 @@ class CheckpointCheck:
     def _entries(self) -> Iterator[dict]:
         with open(self.out / "applied.ndjson", "rb") as f:
             for n, line in enumerate(f, 1):
-                if line.strip():
+                if not line.isspace():
                     try:
                         entry = orjson.loads(line)
                     except orjson.JSONDecodeError as e:
