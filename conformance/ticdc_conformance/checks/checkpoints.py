@@ -110,7 +110,7 @@ class _States:
         # every line's image is read from the file once, and these are lines of the current tables.
         self.leaving: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
         self.counts: dict[Name, Counter] = defaultdict(Counter)
-        self.dirty: set[tuple[Name, bytes]] = set()
+        self.dirty: dict[Name, set[bytes]] = defaultdict(set)  # per table: the images whose count changed
 
     @staticmethod
     def _lines(path: Path, name: Name, table: int, hidden: frozenset[str]) -> Iterator[tuple]:
@@ -135,7 +135,7 @@ class _States:
         `ts`) and kept so until its `to` checkpoint, so that its removal takes away the same image.
         A line ending at `ts` that never arrived (its `from` is no earlier checkpoint) leaves with its
         image as written."""
-        self.dirty = set()
+        self.dirty = defaultdict(set)
         leave = self.leaving.pop(ts, [])
         leave += self.db.execute("SELECT tbl, image FROM lines WHERE upto = ? AND frm NOT IN (SELECT ts FROM arrived)",
                                  (ts,))
@@ -160,13 +160,13 @@ class _States:
         self._count(arrive, +1)
 
     def _count(self, lines: list[tuple[int, bytes]], delta: int) -> None:
-        dirty, current = self.dirty, -1
+        current = -1
         for table, image in lines:
             if table != current:
                 current, name = table, self.names[table]
-                counts = self.counts[name]
+                counts, changed = self.counts[name], self.dirty[name]
             bump_count(counts, image, delta)
-            dirty.add((name, image))
+            changed.add(image)
 
     def stray(self, checkpoints: list[int]) -> list[tuple[Name, int, Optional[int]]]:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
@@ -400,7 +400,7 @@ class CheckpointCheck:
                               "the global watermark never moves back", checkpoint=w)
             return False
         if self.checkpoints or self.start_ts is None:  # a late join's first checkpoint compares the snapshot too
-            self.truth.dirty = set()
+            self.truth.dirty = defaultdict(set)
         for event in self._upstream_to(w):
             if isinstance(event, Transaction):
                 applied = txns.pop(event.commit_ts, []) + self.early_txns.pop(event.commit_ts, [])
@@ -556,13 +556,17 @@ class CheckpointCheck:
         upstream, consumer, off = self.truth.counts, states.counts, self.off
         differing = []
         off_rows = self.off_rows  # summed in a local: every image changed at W adds to it
-        for changed in self.truth.dirty | states.dirty:
-            name, image = changed
-            diff = upstream[name].get(image, 0) - consumer[name].get(image, 0)
-            off_rows += abs(diff) - abs(off.pop(changed, 0))
-            if diff:
-                off[changed] = diff
-                differing.append((changed, diff))
+        none: set[bytes] = set()
+        for name in self.truth.dirty.keys() | states.dirty.keys():
+            ours, theirs = upstream[name], consumer[name]  # a table's counts looked up once
+            for image in self.truth.dirty.get(name, none) | states.dirty.get(name, none):
+                diff = ours.get(image, 0) - theirs.get(image, 0)
+                if off or diff:  # nearly always neither: no (table, image) pair to make
+                    changed = (name, image)
+                    off_rows += abs(diff) - abs(off.pop(changed, 0))
+                    if diff:
+                        off[changed] = diff
+                        differing.append((changed, diff))
         self.off_rows = off_rows
         # In order: the rows of a table come out in one order whatever the hash seed, and a finding
         # that names the first of them (CONSUMER-COLUMN-1, a table upstream does not hold) names the same.

@@ -83,7 +83,7 @@ class ProjectedTruth(TableStates):
         self.protocol, self.options, self.chosen, self.hidden = protocol, options, selectors(options), hidden
         self.proj: dict[Name, dict[tuple, tuple[Row, dict, bytes]]] = defaultdict(dict)
         self.counts: dict[Name, Counter] = defaultdict(Counter)
-        self.dirty: set[tuple[Name, bytes]] = set()
+        self.dirty: dict[Name, set[bytes]] = defaultdict(set)  # per table: the images whose count changed
         self._in_ddl = False
         self._stash: dict[tuple, list[tuple[Row, dict, bytes]]] = defaultdict(list)
         self.expected: Counter = Counter()  # row events of the last transaction, as (table, key)
@@ -104,7 +104,7 @@ class ProjectedTruth(TableStates):
 
     def _count(self, name: Name, image: bytes, delta: int) -> None:
         bump_count(self.counts[name], image, delta)
-        self.dirty.add((name, image))
+        self.dirty[name].add(image)
 
     def _drop(self, name: Name, key: tuple) -> Optional[tuple[Row, dict, bytes]]:
         """Takes the row at `key` out of the projected rows and its image out of the counts."""
