@@ -67,11 +67,8 @@ class TableStates:
         """A transaction's changes are collapsed per row, so they commute: every old image goes,
         then every new image arrives. Applying them one by one would let a row that moves to a key
         another row of the same transaction leaves (keys traded 1->2, 2->1) be removed again."""
+        self.check_tables(txn)
         ts = txn.commit_ts
-        for ch in txn.changes:
-            name = (ch.table.schema, ch.table.table)
-            if name not in self.rows:
-                raise ValueError(f"transaction at {ts} writes {name[0]}.{name[1]}, which does not exist")
         if not self.keep_history and type(self)._put is TableStates._put:
             # _put's dict operations in line: the upstream model and the truth writer apply every
             # transaction, and without a history to log a change is one pop or one store. A
@@ -95,6 +92,13 @@ class TableStates:
             if ch.after is not None:
                 name = (ch.table.schema, ch.table.table)
                 self._put(name, self.schemas[name].row_key(ch.after), dict(ch.after), ts)
+
+    def check_tables(self, txn: Transaction) -> None:
+        """Refuses a transaction that writes a table the states do not hold, before any change."""
+        for ch in txn.changes:
+            name = (ch.table.schema, ch.table.table)
+            if name not in self.rows:
+                raise ValueError(f"transaction at {txn.commit_ts} writes {name[0]}.{name[1]}, which does not exist")
 
     def _apply_ddl(self, ddl: DDL) -> None:
         ts, kind = ddl.commit_ts, ddl.ddl_type

@@ -105,19 +105,24 @@ class _States:
                                 self._lines(path, name, len(self.names) - 1, hidden.get(name, frozenset())))
         self.db.execute("CREATE INDEX by_from ON lines (frm)")
         self.db.execute("CREATE INDEX by_to ON lines (upto)")
+        self.db.execute("CREATE TABLE arrived (ts INTEGER PRIMARY KEY)")  # the checkpoints advanced to
+        # Per checkpoint: the lines that arrived before it and leave there, as (table, compared image):
+        # every line's image is read from the file once, and these are lines of the current tables.
+        self.leaving: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
         self.counts: dict[Name, Counter] = defaultdict(Counter)
-        self.dirty: set[tuple[Name, bytes]] = set()
+        self.dirty: dict[Name, set[bytes]] = defaultdict(set)  # per table: the images whose count changed
 
     @staticmethod
     def _lines(path: Path, name: Name, table: int, hidden: frozenset[str]) -> Iterator[tuple]:
         with open(path, "rb") as f:
             for n, line in enumerate(f, 1):
-                if not line.strip():
+                if line.isspace():  # what strip() would leave empty, told without a copy of every line
                     continue
                 try:
                     doc = orjson.loads(line)
                     frm, upto, row = doc["from"], doc["to"], doc["row"]
-                    if not _is_int(frm) or not (upto is None or _is_int(upto)) or not isinstance(row, dict):
+                    # orjson makes JSON integers exactly int (true and false bool): _is_int by type alone
+                    if type(frm) is not int or not (upto is None or type(upto) is int) or type(row) is not dict:
                         raise ValueError('"from" an integer, "to" an integer or null, "row" an object')
                     yield table, frm, upto, comparable(row, hidden)
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
@@ -127,29 +132,41 @@ class _States:
     def advance(self, ts: int, forms: Optional[StateForms] = None) -> None:
         """Lines ending at `ts` leave, lines starting there arrive. An arriving line's image is put in
         the compared form (`forms.state_row`, checks/value_forms.py: upstream's schema and rows at
-        `ts`) and stored so, so that its removal at its `to` checkpoint takes away the same image."""
-        self.dirty = dirty = set()
-        for column, delta in (("upto", -1), ("frm", +1)):
-            restated = []
-            current = -1
-            for line, table, image in self.db.execute(f"SELECT rowid, tbl, image FROM lines WHERE {column} = ?", (ts,)):
-                # A table's lines come together (inserted file by file): its lookups are made once.
-                if table != current:
-                    current, name = table, self.names[table]
-                    counts = self.counts[name]
-                    as_it_is = forms.as_it_is_test(name) if delta > 0 and forms is not None else None
-                if as_it_is is not None and not as_it_is(image):
-                    assert forms is not None  # as_it_is is made from it
-                    row = orjson.loads(image)
-                    normalised = forms.state_row(name, row, image)
-                    # The same object back: nothing restated (the image of `row` is `image`).
-                    compared = image if normalised is row else comparable(normalised, frozenset())
-                    if compared != image:
-                        restated.append((compared, line))
-                        image = compared
-                bump_count(counts, image, delta)
-                dirty.add((name, image))
-            self.db.executemany("UPDATE lines SET image = ? WHERE rowid = ?", restated)
+        `ts`) and kept so until its `to` checkpoint, so that its removal takes away the same image.
+        A line ending at `ts` that never arrived (its `from` is no earlier checkpoint) leaves with its
+        image as written."""
+        self.dirty = defaultdict(set)
+        leave = self.leaving.pop(ts, [])
+        leave += self.db.execute("SELECT tbl, image FROM lines WHERE upto = ? AND frm NOT IN (SELECT ts FROM arrived)",
+                                 (ts,))
+        self._count(leave, -1)
+        self.db.execute("INSERT INTO arrived VALUES (?)", (ts,))
+        arrive = []
+        current = -1
+        for table, upto, image in self.db.execute("SELECT tbl, upto, image FROM lines WHERE frm = ?", (ts,)):
+            # A table's lines come together (inserted file by file): its lookups are made once.
+            if table != current:
+                current, name = table, self.names[table]
+                as_it_is = forms.as_it_is_test(name) if forms is not None else None
+            if as_it_is is not None and not as_it_is(image):
+                assert forms is not None  # as_it_is is made from it
+                row = orjson.loads(image)
+                normalised = forms.state_row(name, row, image)
+                # The same object back: nothing restated (the image of `row` is `image`).
+                image = image if normalised is row else comparable(normalised, frozenset())
+            arrive.append((table, image))
+            if upto is not None and upto > ts:
+                self.leaving[upto].append((table, image))
+        self._count(arrive, +1)
+
+    def _count(self, lines: list[tuple[int, bytes]], delta: int) -> None:
+        current = -1
+        for table, image in lines:
+            if table != current:
+                current, name = table, self.names[table]
+                counts, changed = self.counts[name], self.dirty[name]
+            bump_count(counts, image, delta)
+            changed.add(image)
 
     def stray(self, checkpoints: list[int]) -> list[tuple[Name, int, Optional[int]]]:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
@@ -304,7 +321,7 @@ class CheckpointCheck:
     def _entries(self) -> Iterator[dict]:
         with open(self.out / "applied.ndjson", "rb") as f:
             for n, line in enumerate(f, 1):
-                if line.strip():
+                if not line.isspace():
                     try:
                         entry = orjson.loads(line)
                     except orjson.JSONDecodeError as e:
@@ -383,7 +400,7 @@ class CheckpointCheck:
                               "the global watermark never moves back", checkpoint=w)
             return False
         if self.checkpoints or self.start_ts is None:  # a late join's first checkpoint compares the snapshot too
-            self.truth.dirty = set()
+            self.truth.dirty = defaultdict(set)
         for event in self._upstream_to(w):
             if isinstance(event, Transaction):
                 applied = txns.pop(event.commit_ts, []) + self.early_txns.pop(event.commit_ts, [])
@@ -539,13 +556,17 @@ class CheckpointCheck:
         upstream, consumer, off = self.truth.counts, states.counts, self.off
         differing = []
         off_rows = self.off_rows  # summed in a local: every image changed at W adds to it
-        for changed in self.truth.dirty | states.dirty:
-            name, image = changed
-            diff = upstream[name].get(image, 0) - consumer[name].get(image, 0)
-            off_rows += abs(diff) - abs(off.pop(changed, 0))
-            if diff:
-                off[changed] = diff
-                differing.append((changed, diff))
+        none: set[bytes] = set()
+        for name in self.truth.dirty.keys() | states.dirty.keys():
+            ours, theirs = upstream[name], consumer[name]  # a table's counts looked up once
+            for image in self.truth.dirty.get(name, none) | states.dirty.get(name, none):
+                diff = ours.get(image, 0) - theirs.get(image, 0)
+                if off or diff:  # nearly always neither: no (table, image) pair to make
+                    changed = (name, image)
+                    off_rows += abs(diff) - abs(off.pop(changed, 0))
+                    if diff:
+                        off[changed] = diff
+                        differing.append((changed, diff))
         self.off_rows = off_rows
         # In order: the rows of a table come out in one order whatever the hash seed, and a finding
         # that names the first of them (CONSUMER-COLUMN-1, a table upstream does not hold) names the same.

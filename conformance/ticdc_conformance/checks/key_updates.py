@@ -21,7 +21,10 @@ def moves_handle_key(change: RowChange) -> bool:
     if change.op is not Op.UPDATE:
         return False
     before, after = change.before, change.after
-    return any(before[column] != after[column] for column in change.table.handle_key)
+    for column in change.table.handle_key:  # a loop, not any(): every UPDATE of the stream asks
+        if before[column] != after[column]:
+            return True
+    return False
 
 
 def delivered_changes(change: RowChange, output_raw_change_event: bool) -> tuple[RowChange, ...]:

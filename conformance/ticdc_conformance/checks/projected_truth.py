@@ -19,7 +19,7 @@ from ticdc_contract.schema_json import table_from_json
 from ticdc_contract.state import TableStates
 from ticdc_contract.truth import read_history
 
-from .key_updates import delivered_changes
+from .key_updates import moves_handle_key
 from .projection import row_projection
 from .selection import consumer_table, selectors, unjudged_columns
 
@@ -83,7 +83,7 @@ class ProjectedTruth(TableStates):
         self.protocol, self.options, self.chosen, self.hidden = protocol, options, selectors(options), hidden
         self.proj: dict[Name, dict[tuple, tuple[Row, dict, bytes]]] = defaultdict(dict)
         self.counts: dict[Name, Counter] = defaultdict(Counter)
-        self.dirty: set[tuple[Name, bytes]] = set()
+        self.dirty: dict[Name, set[bytes]] = defaultdict(set)  # per table: the images whose count changed
         self._in_ddl = False
         self._stash: dict[tuple, list[tuple[Row, dict, bytes]]] = defaultdict(list)
         self.expected: Counter = Counter()  # row events of the last transaction, as (table, key)
@@ -104,28 +104,41 @@ class ProjectedTruth(TableStates):
 
     def _count(self, name: Name, image: bytes, delta: int) -> None:
         bump_count(self.counts[name], image, delta)
-        self.dirty.add((name, image))
+        self.dirty[name].add(image)
 
-    def _put(self, name: Name, key: tuple, row: Optional[Row], ts: int) -> None:
+    def _drop(self, name: Name, key: tuple) -> Optional[tuple[Row, dict, bytes]]:
+        """Takes the row at `key` out of the projected rows and its image out of the counts."""
         old = self.proj[name].pop(key, None)
         if old is not None:
             self._count(name, old[2], -1)
-            if row is None and self._in_ddl:
-                self._stash[_frozen(old[0])].append(old)
-        super()._put(name, key, row, ts)
-        if row is None:
-            return
+        return old
+
+    def _add(self, name: Name, key: tuple, row: Row, carried: Optional[tuple[Row, dict, bytes]] = None,
+             ) -> tuple[Row, dict, bytes]:
+        """Projects the row the interpreter now holds at `key` and counts its image; `carried`: the
+        row's entry before a DDL rewrote it, whose projection of an unchanged value is kept."""
         proj = self._version(name)[2](row)
-        carried = old if self._in_ddl else None
-        if self._in_ddl and carried is None and self._stash.get(_frozen(row)):
-            carried = self._stash[_frozen(row)].pop()
         if carried is not None:
             raw, before, _ = carried
             proj = {c: before[c] if c in before and c in raw and raw[c] == row.get(c) else v for c, v in proj.items()}
         image = comparable(proj, self.hidden.get(name, frozenset()))
         # The interpreter's own row (the interpreter replaces rows, it never changes one in place).
-        self.proj[name][key] = (row, proj, image)
+        entry = self.proj[name][key] = (row, proj, image)
         self._count(name, image, +1)
+        return entry
+
+    def _put(self, name: Name, key: tuple, row: Optional[Row], ts: int) -> None:
+        """A row a DDL writes or removes (a transaction's rows go through _apply_txn)."""
+        old = self._drop(name, key)
+        if old is not None and row is None and self._in_ddl:
+            self._stash[_frozen(old[0])].append(old)
+        super()._put(name, key, row, ts)
+        if row is None:
+            return
+        carried = old if self._in_ddl else None
+        if self._in_ddl and carried is None and self._stash.get(_frozen(row)):
+            carried = self._stash[_frozen(row)].pop()
+        self._add(name, key, row, carried)
 
     def _apply_ddl(self, ddl: DDL) -> None:
         self._in_ddl = True
@@ -142,22 +155,50 @@ class ProjectedTruth(TableStates):
             return orjson.dumps([row.get(c) for c in handle])
         return comparable(row, self.hidden.get(name, frozenset()))
 
+    def _take(self, table: TableSchema, image: Row) -> Optional[tuple[Row, dict, bytes]]:
+        """A transaction's old image leaves; its entry, if the table held the row."""
+        name = (table.schema, table.table)
+        key = self.schemas[name].row_key(image)
+        self.rows[name].pop(key, None)
+        return self._drop(name, key)
+
+    def _give(self, table: TableSchema, image: Row) -> tuple[Row, dict, bytes]:
+        """A transaction's new image arrives (a copy: the interpreter's own row); its entry."""
+        name = (table.schema, table.table)
+        key = self.schemas[name].row_key(image)
+        self._drop(name, key)
+        row = self.rows[name][key] = dict(image)
+        return self._add(name, key, row)
+
     def _apply_txn(self, txn: Transaction) -> None:
-        """Also notes the row events TiCDC sends for it: a key-changing UPDATE is a DELETE and an
-        INSERT unless output-raw-change-event (key_updates.py)."""
+        """As the interpreter applies a transaction (every old image goes, then every new one
+        arrives), each row also projected; and notes the row events TiCDC sends for it, per table
+        and key: a key-changing UPDATE is a DELETE and an INSERT unless output-raw-change-event
+        (key_updates.py). The interpreter's rows are kept here, not by a _put per change: every
+        change of the stream comes this way, and its old entry serves the events' keys too."""
+        self.check_tables(txn)
+        olds = [self._take(ch.table, ch.before) if ch.before is not None else None for ch in txn.changes]
+        news = [self._give(ch.table, ch.after) if ch.after is not None else None for ch in txn.changes]
         raw = bool(self.options.get("output-raw-change-event"))
-        befores = []
-        for ch in txn.changes:
-            name = (ch.table.schema, ch.table.table)
-            b = self.proj[name].get(ch.table.row_key(ch.before)) if ch.before is not None else None
-            befores.append(b[1] if b is not None else None)
-        super()._apply_txn(txn)
         expected: Counter = Counter()
-        for ch, before in zip(txn.changes, befores):
+        for ch, old, new in zip(txn.changes, olds, news):
             name = (ch.table.schema, ch.table.table)
-            after = self.proj[name][ch.table.row_key(ch.after)][1] if ch.after is not None else None
-            for event in delivered_changes(ch, raw):
-                expected[(name, self.key_of(name, (after if event.op is not Op.DELETE else before) or {}))] += 1
+            if ch.op is Op.DELETE:
+                images: tuple = (old,)
+            elif ch.op is Op.UPDATE and not raw and moves_handle_key(ch):
+                images = (old, new)
+            else:
+                images = (new,)
+            handle = self.view(name).handle_key
+            for entry in images:
+                if entry is None:
+                    key = self.key_of(name, {})
+                elif handle:
+                    proj = entry[1]
+                    key = orjson.dumps([proj.get(c) for c in handle])
+                else:  # key_of a key-less row is its comparable image, made already
+                    key = entry[2]
+                expected[(name, key)] = expected.get((name, key), 0) + 1
         self.expected = expected
 
 
