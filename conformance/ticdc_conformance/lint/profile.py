@@ -10,7 +10,7 @@ say watermarks are broadcast. Every protocol with watermarks says nothing new co
 from __future__ import annotations
 
 from ..protocols import protocol
-from ..protocols.common.lint import StreamRules
+from ..protocols.common.stream_rules import StreamRules
 
 REPLAY_RULE = "KAFKA-DELIVERY-1"  # at-least-once: re-sent events and fallen-back watermarks
 

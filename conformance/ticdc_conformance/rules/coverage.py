@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from ticdc_contract.protocols import PROTOCOLS, package_name
+
 from .catalogue import Catalogue
 from .known_checks import register_known_checks
 from .markers import MarkedTest, find_marked_tests
@@ -64,10 +66,10 @@ def load_checks(registry: CheckRegistry = REGISTRY, packages: Iterable[str] = CH
         package = importlib.import_module(name)
         for info in pkgutil.walk_packages(package.__path__, prefix=f"{name}."):
             importlib.import_module(info.name)
-    # Each protocol's lint rules live in its package (protocols/<p>/lint.py), loaded with it.
-    protocols = importlib.import_module("ticdc_conformance.protocols")
-    for name in protocols.PROTOCOL_NAMES:
-        protocols.protocol(name)
+    # Each protocol's lint rules live in its package (protocols/<p>/lint.py, which imports the
+    # others), loaded when a lint first runs, so here by name.
+    for name in PROTOCOLS:
+        importlib.import_module(f"ticdc_conformance.protocols.{package_name(name)}.lint")
     return registry.checks()
 
 

@@ -11,6 +11,7 @@ parsing the bytes a second time.
 """
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol
 
@@ -21,7 +22,8 @@ from ...events import DecodedEvent
 from .wire import decode_errors
 
 if TYPE_CHECKING:
-    from .lint import LintContext, Problem, StreamRules
+    from .lint import LintContext, Problem
+    from .stream_rules import StreamRules
 
 
 @dataclass
@@ -75,6 +77,15 @@ class ProtocolLint(Protocol):
 
     def finish(self) -> list[Problem]:
         """What only the stream's end decides."""
+
+
+def imported_when_called(module: str, name: str) -> Callable[..., Any]:
+    """`module.name`, imported at its first call: a protocol's lint rules (and with them the rule
+    catalogue, some 60 ms) load only in a command that runs the lint, not in every consumer and
+    check that loads the protocol for its decoder."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    return call
 
 
 def by_column_type(by_type: Callable[..., Any]) -> Callable[..., Any]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from functools import partial
 from typing import Optional
 
-from ..common.interface import ProtocolSpec
-from ..common.lint import StreamRules
+from ..common.interface import ProtocolSpec, imported_when_called
+from ..common.stream_rules import StreamRules
 from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import DebeziumDecoder
 from .fidelity import describe_fidelity, project_column, project_value
-from .lint import new_lint
 
 
 def new_decoder(options: Optional[dict] = None) -> DebeziumDecoder:
@@ -32,7 +31,7 @@ PROTOCOL = ProtocolSpec(
     type_rule=fidelity.type_rule,
     row_rule=fidelity.ROW_RULE,
     carries_watermarks=partial(carries_watermarks, "debezium"),
-    new_lint=new_lint,
+    new_lint=imported_when_called(f"{__name__}.lint", "new_lint"),
     stream_rules=StreamRules(
         decode="DBZ-MESSAGE-2",
         watermark="DBZ-WATERMARK-1",

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..common.interface import ProtocolSpec, by_column_type
-from ..common.lint import StreamRules
+from ..common.interface import ProtocolSpec, by_column_type, imported_when_called
+from ..common.stream_rules import StreamRules
 from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import OpenProtocolDecoder, new_decoder
 from .fidelity import describe_fidelity, project_value
-from .lint import new_lint
 from .message import RawEvent
 from .options import OpenProtocolOptions
 from .wire import read_events
@@ -27,7 +26,7 @@ PROTOCOL = ProtocolSpec(
     type_rule=fidelity.type_rule,
     row_rule=fidelity.ROW_RULE,
     carries_watermarks=partial(carries_watermarks, "open-protocol"),
-    new_lint=new_lint,
+    new_lint=imported_when_called(f"{__name__}.lint", "new_lint"),
     stream_rules=StreamRules(
         decode="OPEN-FRAMING-1",
         watermark="OPEN-WATERMARK-2",

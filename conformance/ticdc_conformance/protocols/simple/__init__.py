@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..common.interface import ProtocolSpec, by_column_type
-from ..common.lint import StreamRules
+from ..common.interface import ProtocolSpec, by_column_type, imported_when_called
+from ..common.stream_rules import StreamRules
 from ..common.watermarks import carries_watermarks
 from . import fidelity
 from .decoder import MAX_HELD, MAX_HELD_BYTES, SimpleDecoder
 from .fidelity import describe_fidelity, project_value
-from .lint import new_lint
 
 
 def new_decoder(options: dict) -> SimpleDecoder:
@@ -29,7 +28,7 @@ PROTOCOL = ProtocolSpec(
     type_rule=fidelity.type_rule,
     row_rule=fidelity.ROW_RULE,
     carries_watermarks=partial(carries_watermarks, "simple"),
-    new_lint=new_lint,
+    new_lint=imported_when_called(f"{__name__}.lint", "new_lint"),
     stream_rules=StreamRules(
         decode="SIMPLE-FORMAT-1",
         watermark="SIMPLE-WATERMARK-1",
