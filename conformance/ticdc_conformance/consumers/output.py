@@ -211,22 +211,19 @@ class AppliedLog:
         return head
 
     def txn(self, commit_ts: Optional[int], rows: list[dict]) -> None:
-        """`rows`: decoded row events (schema, table, op, before/after as canonical JSON text).
+        """`rows`: decoded row events (schema, table, op, before/after as canonical JSON, text or its
+        UTF-8 bytes: the sequential consumer's events carry the bytes, decode_stage.PartitionDecoders.events).
         The line is what orjson.dumps writes of {"kind": "txn", "commit_ts": T, "rows": [{"schema", "table",
-        "op", "before", "after"}, ...]} with the images as they are, joined from their texts' UTF-8
-        bytes (orjson writes UTF-8 and escapes nothing else): the bytes the sequential consumer's
-        events carry beside their texts (decode_stage.ROW_KEYS), else the texts encoded."""
+        "op", "before", "after"}, ...]} with the images as they are, joined from their UTF-8 bytes
+        (orjson writes UTF-8 and escapes nothing else)."""
         parts = []
         table_rows = []
         seq = self.seq
         heads = self._heads
         for r in rows:
             schema, table, op, before, after = r["schema"], r["table"], r["op"], r["before"], r["after"]
-            k = r.get("_keys")
-            if k is not None and k[0] is after and k[1] is before:
-                before_json, after_json = k[11] or b"null", k[10] or b"null"
-            else:
-                before_json, after_json = _utf8(before), _utf8(after)
+            before_json = before if type(before) is bytes else _utf8(before)
+            after_json = after if type(after) is bytes else _utf8(after)
             head, label = heads.get((schema, table, op)) or self._head(schema, table, op)
             parts.append(b"".join((head, before_json, b',"after":', after_json, b"}")))
             # Arrow takes the UTF-8 bytes for a string column as it takes the text.
