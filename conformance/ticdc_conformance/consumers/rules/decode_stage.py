@@ -215,7 +215,12 @@ class PartitionDecoders:
             return None
         dumps = orjson.dumps
         key = dumps(values)
-        order, exact = self._order(key, values)
+        # The caches' hits looked up here and only their misses in _order and _text: a method call
+        # per row event costs about what the lookup does.
+        order = self._orders.get(key)
+        exact = True
+        if order is None:
+            order, exact = self._order(key, values)
         removed_key = key
         if after is not None and before is not None:
             old = list(map(before.get, key_columns))
@@ -223,11 +228,13 @@ class PartitionDecoders:
                 removed_key = dumps(old)
         after_json = dumps(after) if after is not None else None
         before_json = dumps(before) if before is not None else None
-        key_columns_text = self._text(named)
+        texts = self._texts  # keyed by tuples: _text makes a list one
+        key_columns_text = (type(named) is tuple and texts.get(named)) or self._text(named)
+        columns = ev.columns or tuple(image)
         return {
             "kind": "row", "commit_ts": ev.commit_ts, "schema": ev.schema, "table": ev.table, "op": ev.op,
             "key_columns": key_columns_text, "key_order": order, "after": after_json, "before": before_json,
-            "columns": self._text(ev.columns or tuple(image)),
+            "columns": (type(columns) is tuple and texts.get(columns)) or self._text(columns),
             "_keys": (after_json, before_json, key_columns_text, after, None, key_columns, not named, key, order,
                       removed_key) if exact else None,
         }
