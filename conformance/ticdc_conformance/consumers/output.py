@@ -48,6 +48,7 @@ JSON_TEXT_COLUMNS = frozenset({"before", "after", "row"})
 MAX_OPEN_STATE_FILES = 64
 STRING_BYTES_LIMIT = 2**31 - 1  # an Arrow string array's 32-bit offsets
 _INT64 = pa.int64()
+STATE_LINES_BATCH = 1024  # state lines gathered before they are written (a few hundred KiB)
 APPLIED_BUFFER = 1 << 20  # applied.ndjson's write buffer: a transaction's line often outgrows the default 8 KiB
 
 
@@ -268,7 +269,7 @@ class AppliedLog:
 class StatesWriter:
     """`states/<schema>.<table>.ndjson` and `states.parquet`; a key-less table's row present twice
     has two identical lines. A table's lines are gathered and written to its file together, once
-    PARQUET_BATCH lines wait or at close: one write per file and batch rather than one per line
+    STATE_LINES_BATCH lines wait or at close: one write per file and batch rather than one per line
     and a file looked up for each (a checkpoint writes lines of many tables interleaved)."""
 
     def __init__(self, out: Path) -> None:
@@ -316,7 +317,7 @@ class StatesWriter:
                 self._pq.add(version)
         self.lines += copies
         self._waiting += copies
-        if self._waiting >= PARQUET_BATCH:
+        if self._waiting >= STATE_LINES_BATCH:
             self._write_pending()
 
     def close(self) -> None:
