@@ -48,6 +48,7 @@ JSON_TEXT_COLUMNS = frozenset({"before", "after", "row"})
 MAX_OPEN_STATE_FILES = 64
 STRING_BYTES_LIMIT = 2**31 - 1  # an Arrow string array's 32-bit offsets
 _INT64 = pa.int64()
+STATE_LINES_BATCH = 1024  # state lines gathered before they are written (a few hundred KiB)
 APPLIED_BUFFER = 1 << 20  # applied.ndjson's write buffer: a transaction's line often outgrows the default 8 KiB
 
 
@@ -76,12 +77,10 @@ def parse_columns(text: Optional[str]) -> list[str]:
     return orjson.loads(text) if text else []
 
 
-def _validity(values: Sequence) -> tuple[Optional[np.ndarray], int]:
-    """Which of `values` are not null (None: all are) and how many are null."""
-    nulls = values.count(None)
-    if not nulls:
-        return None, 0
-    return np.not_equal(np.array(values, dtype=object), None), nulls
+def _validity(values: Sequence) -> tuple[np.ndarray, int]:
+    """Which of `values` are not null and how many are null."""
+    present = np.array([v is not None for v in values], bool)
+    return present, len(values) - int(np.count_nonzero(present))
 
 
 def _utf8_lengths(present: Sequence) -> tuple[bytes, np.ndarray]:
@@ -105,21 +104,38 @@ def _utf8_lengths(present: Sequence) -> tuple[bytes, np.ndarray]:
 def _arrow_column(values: Sequence, kind: pa.DataType) -> pa.Array:
     """`pa.array(values, type=kind)` for the int64 and string columns of the outputs (strings may be
     given as their UTF-8 bytes), built from buffers: pa.array of a Python list imports pandas, half
-    a second of a consume command, to ask whether the list is a pandas object."""
+    a second of a consume command, to ask whether the list is a pandas object.
+    Most columns of a batch hold no null, so a column is first built as one without: a None among
+    the values fails that at once (numpy takes no None for an integer, len() no None for a text),
+    and only then is each value asked whether it is null."""
+    try:
+        if kind == _INT64:
+            return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(np.array(values, np.int64))],
+                                         null_count=0)
+        return _string_column(values, values, None, 0)
+    except TypeError:
+        pass
     present, nulls = _validity(values)
     if nulls == len(values):  # a column a batch never fills (the query of transactions)
         return pa.nulls(nulls, kind)
-    validity = None if present is None else pa.py_buffer(np.packbits(present, bitorder="little"))
     if kind == _INT64:
-        data = np.array([0 if v is None else v for v in values] if nulls else values, np.int64)
+        data = np.array([0 if v is None else v for v in values], np.int64)
+        validity = pa.py_buffer(np.packbits(present, bitorder="little"))
         return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(data)], null_count=nulls)
-    data, lengths = _utf8_lengths([v for v in values if v is not None] if nulls else values)
+    return _string_column(values, [v for v in values if v is not None], present, nulls)
+
+
+def _string_column(values: Sequence, texts: Sequence, present: Optional[np.ndarray], nulls: int) -> pa.Array:
+    """The string column of `values`, given those not null (`texts`) and which they are (None: all)."""
+    data, lengths = _utf8_lengths(texts)
     if len(data) > STRING_BYTES_LIMIT:  # pa.array splits it into chunks
-        return pa.array(values, type=kind)
+        return pa.array(values, type=pa.string())
     offsets = np.zeros(len(values) + 1, np.int32)
+    validity = None
     if present is None:
         np.cumsum(lengths, out=offsets[1:])
     else:  # a null takes no bytes
+        validity = pa.py_buffer(np.packbits(present, bitorder="little"))
         spread = np.zeros(len(values), np.int64)
         spread[present] = lengths
         np.cumsum(spread, out=offsets[1:])
@@ -211,22 +227,19 @@ class AppliedLog:
         return head
 
     def txn(self, commit_ts: Optional[int], rows: list[dict]) -> None:
-        """`rows`: decoded row events (schema, table, op, before/after as canonical JSON text).
+        """`rows`: decoded row events (schema, table, op, before/after as canonical JSON, text or its
+        UTF-8 bytes: the sequential consumer's events carry the bytes, decode_stage.PartitionDecoders.events).
         The line is what orjson.dumps writes of {"kind": "txn", "commit_ts": T, "rows": [{"schema", "table",
-        "op", "before", "after"}, ...]} with the images as they are, joined from their texts' UTF-8
-        bytes (orjson writes UTF-8 and escapes nothing else): the bytes the sequential consumer's
-        events carry beside their texts (decode_stage.ROW_KEYS), else the texts encoded."""
+        "op", "before", "after"}, ...]} with the images as they are, joined from their UTF-8 bytes
+        (orjson writes UTF-8 and escapes nothing else)."""
         parts = []
         table_rows = []
         seq = self.seq
         heads = self._heads
         for r in rows:
             schema, table, op, before, after = r["schema"], r["table"], r["op"], r["before"], r["after"]
-            k = r.get("_keys")
-            if k is not None and k[0] is after and k[1] is before:
-                before_json, after_json = k[11] or b"null", k[10] or b"null"
-            else:
-                before_json, after_json = _utf8(before), _utf8(after)
+            before_json = before if type(before) is bytes else _utf8(before)
+            after_json = after if type(after) is bytes else _utf8(after)
             head, label = heads.get((schema, table, op)) or self._head(schema, table, op)
             parts.append(b"".join((head, before_json, b',"after":', after_json, b"}")))
             # Arrow takes the UTF-8 bytes for a string column as it takes the text.
@@ -255,7 +268,9 @@ class AppliedLog:
 
 class StatesWriter:
     """`states/<schema>.<table>.ndjson` and `states.parquet`; a key-less table's row present twice
-    has two identical lines."""
+    has two identical lines. A table's lines are gathered and written to its file together, once
+    STATE_LINES_BATCH lines wait or at close: one write per file and batch rather than one per line
+    and a file looked up for each (a checkpoint writes lines of many tables interleaved)."""
 
     def __init__(self, out: Path) -> None:
         self.dir = out / "states"
@@ -264,43 +279,52 @@ class StatesWriter:
         self._started: set[tuple[str, str]] = set()
         self._pq = _ParquetStream(out / "states.parquet", STATES_SCHEMA, ("schema", "table"))
         self.lines = 0
-        self._last: Optional[tuple[tuple[str, str], IO[bytes]]] = None  # the file written last (the LRU's end)
+        # table -> (its label in states.parquet, its lines not yet written)
+        self._pending: dict[tuple[str, str], tuple[int, list[bytes]]] = {}
+        self._waiting = 0  # lines in _pending
 
     def _file(self, name: tuple[str, str]) -> IO[bytes]:
-        last = self._last
-        if last is not None and last[0] == name:
-            return last[1]
         f = self._files.get(name)
         if f is not None:
             self._files.move_to_end(name)
-            self._last = (name, f)
             return f
         if len(self._files) >= MAX_OPEN_STATE_FILES:
             self._files.popitem(last=False)[1].close()
         f = open(self.dir / final_file_name(*name), "ab" if name in self._started else "wb")
         self._started.add(name)
         self._files[name] = f
-        self._last = (name, f)
         return f
+
+    def _write_pending(self) -> None:
+        for name, (_, lines) in self._pending.items():
+            if lines:
+                self._file(name).write(b"".join(lines))
+                lines.clear()
+        self._waiting = 0
 
     def __call__(self, name: tuple[str, str], since: int, to: Optional[int], row: bytes, copies: int) -> None:
         line = b'{"from":%d,"to":%s,"row":%s}\n' % (since, b"null" if to is None else b"%d" % to, row)
-        f = self._file(name)
-        version = (self._pq.label(name), since, to, row)  # Arrow reads the UTF-8 bytes as it reads the text
+        table = self._pending.get(name)
+        if table is None:
+            table = self._pending[name] = (self._pq.label(name), [])
+        version = (table[0], since, to, row)  # Arrow reads the UTF-8 bytes as it reads the text
         if copies == 1:
-            f.write(line)
+            table[1].append(line)
             self._pq.add(version)
         else:
             for _ in range(copies):
-                f.write(line)
+                table[1].append(line)
                 self._pq.add(version)
         self.lines += copies
+        self._waiting += copies
+        if self._waiting >= STATE_LINES_BATCH:
+            self._write_pending()
 
     def close(self) -> None:
+        self._write_pending()
         for f in self._files.values():
             f.close()
         self._files.clear()
-        self._last = None
         self._pq.close()
 
 

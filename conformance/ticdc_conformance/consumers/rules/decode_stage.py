@@ -25,7 +25,7 @@ arrival order, and three kinds of rows describe the partitions rather than event
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import orjson
 import pyarrow as pa
@@ -126,15 +126,13 @@ def event_row(record: KafkaRecord, seq: int, ev: DecodedEvent) -> dict[str, Any]
 # What the sequential consumer's tables need of a row event beyond its fields, computed once when
 # the event is built, as a tuple under the event's `_keys` (a tuple is built several times faster
 # than an object). consumers/rules/tables.py ConsumerTables.apply_txn uses it while the event's
-# `after`, `before` and `key_columns` are still these very texts, else it parses them:
-# (after text, before text, key_columns text, after, None (the before image is not kept while the
+# `after`, `before` and `key_columns` are still these very objects, else it parses them:
+# (after JSON, before JSON, key_columns text, after, None (the before image is not kept while the
 #  event waits: the tables need only its key, below), key columns, image-keyed,
 #  the key of `after` (of `before` for a delete) as ConsumerTables.key_of gives it, its order token,
-#  the key of the image a delete or update removes, the after and before texts as UTF-8 bytes).
-# The bytes spare the writers encoding the texts again: images often hold non-ASCII text, which
-# str.encode and Arrow transcode character by character.
-ROW_KEYS = ("after_text", "before_text", "key_columns_text", "after", "before", "key_columns", "image_keyed",
-            "key", "order", "removed_key", "after_json", "before_json")
+#  the key of the image a delete or update removes).
+ROW_KEYS = ("after_json", "before_json", "key_columns_text", "after", "before", "key_columns", "image_keyed",
+            "key", "order", "removed_key")
 
 
 KEY_ORDER_CACHE = 1 << 16  # keys whose order token is kept; a table's working set repeats its keys
@@ -163,11 +161,16 @@ class PartitionDecoders:
         and the consumers derived from it read (kind, commit_ts, schema, table, op, key_columns, key_order,
         after, before, columns; not its coordinates nor its key texts, which serve the Spark consumer and
         the checks) and its ROW_KEYS under `_keys`; the other events all of `decode`'s fields but the Spark
-        consumer's own (pos_ts, pos_offset, mark, summary)."""
+        consumer's own (pos_ts, pos_offset, mark, summary).
+        A row event's images `after` and `before` are their canonical JSON as UTF-8 bytes, as orjson
+        writes them, not texts: the outputs write those bytes (applied.ndjson, the Parquet copy), the
+        waiting events compare them, and images often hold non-ASCII text, which a decode to str and
+        an encode back (str.encode, Arrow) transcode character by character."""
         try:
             events = self._decoder(record).decode(record)
         except DecodeError as e:
-            return self._error_rows(record, e)
+            # Rows decoded along with the error are built alike, so a re-sent copy of one is still a copy.
+            return self._error_rows(record, e, self._row_event)
         out = []
         for seq, ev in enumerate(events):
             row = self._row_event(ev) if type(ev) is DecodedRow else None
@@ -212,7 +215,12 @@ class PartitionDecoders:
             return None
         dumps = orjson.dumps
         key = dumps(values)
-        order, exact = self._order(key, values)
+        # The caches' hits looked up here and only their misses in _order and _text: a method call
+        # per row event costs about what the lookup does.
+        order = self._orders.get(key)
+        exact = True
+        if order is None:
+            order, exact = self._order(key, values)
         removed_key = key
         if after is not None and before is not None:
             old = list(map(before.get, key_columns))
@@ -220,21 +228,27 @@ class PartitionDecoders:
                 removed_key = dumps(old)
         after_json = dumps(after) if after is not None else None
         before_json = dumps(before) if before is not None else None
-        after_text = after_json.decode() if after_json is not None else None
-        before_text = before_json.decode() if before_json is not None else None
-        key_columns_text = self._text(named)
+        texts = self._texts  # keyed by tuples: _text makes a list one
+        key_columns_text = (type(named) is tuple and texts.get(named)) or self._text(named)
+        columns = ev.columns or tuple(image)
         return {
             "kind": "row", "commit_ts": ev.commit_ts, "schema": ev.schema, "table": ev.table, "op": ev.op,
-            "key_columns": key_columns_text, "key_order": order, "after": after_text, "before": before_text,
-            "columns": self._text(ev.columns or tuple(image)),
-            "_keys": (after_text, before_text, key_columns_text, after, None, key_columns, not named, key, order,
-                      removed_key, after_json, before_json) if exact else None,
+            "key_columns": key_columns_text, "key_order": order, "after": after_json, "before": before_json,
+            "columns": (type(columns) is tuple and texts.get(columns)) or self._text(columns),
+            "_keys": (after_json, before_json, key_columns_text, after, None, key_columns, not named, key, order,
+                      removed_key) if exact else None,
         }
 
-    def _error_rows(self, record: KafkaRecord, e: DecodeError) -> list[dict[str, Any]]:
+    def _error_rows(self, record: KafkaRecord, e: DecodeError,
+                    row_event: Optional[Callable[[DecodedRow], Optional[dict[str, Any]]]] = None
+                    ) -> list[dict[str, Any]]:
         # The events decoded along with the error (a Simple BOOTSTRAP and the rows it released)
-        # still apply; each error row sits at this record, its text naming the bad record.
-        rows = [event_row(record, i, ev) for i, ev in enumerate(e.events)]
+        # still apply; each error row sits at this record, its text naming the bad record. A row
+        # event is row_event's when it makes one (events), else event_row's.
+        rows = []
+        for i, ev in enumerate(e.events):
+            row = row_event(ev) if row_event is not None and type(ev) is DecodedRow else None
+            rows.append(row if row is not None else event_row(record, i, ev))
         for err in e.every_error():
             row = dict.fromkeys(_FIELDS)
             row.update(topic=record.topic, partition=record.partition, offset=record.offset, seq=len(rows),

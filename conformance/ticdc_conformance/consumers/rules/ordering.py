@@ -99,11 +99,16 @@ class DMLBuffer:
             n = bisect.bisect_right(group.events, watermark, key=_commit_ts)
             ready.extend(group.events[:n])
             del group.events[:n]
-        index = self.index
-        for _, _, _, seen in ready:
-            seen[2] -= 1
-            if seen[2] <= 0:
-                del index[seen[3]]
+        if len(ready) == self.size:
+            # Everything waiting leaves, as at most watermarks (a partition's rows above the global
+            # watermark are the exception): every entry's count would go to 0 one event at a time.
+            self.index.clear()
+        else:
+            index = self.index
+            for _, _, _, seen in ready:
+                seen[2] -= 1
+                if seen[2] <= 0:
+                    del index[seen[3]]
         self.size -= len(ready)
         # In (commit ts, arrival) order: by arrival, then stably by commit ts; integer keys compare
         # several times faster than the pair, which a key would also build for every event.

@@ -160,8 +160,8 @@ class ConsumerTables:
         """The row events of one commit ts. A transaction's changes commute: every old image goes
         first, then every new image arrives, so rows that trade keys within it (split into DELETE +
         INSERT pairs possibly on different partitions) end where upstream put them.
-        An event's images and keys come from its `_keys` (decode_stage.ROW_KEYS) while its texts are
-        the ones they were made from, else from its texts."""
+        An event's images and keys come from its `_keys` (decode_stage.ROW_KEYS) while its images' JSON
+        (text or UTF-8 bytes) is the one they were made from, else from that JSON."""
         decoded = []
         loads = orjson.loads
         rows, metas = self.rows, self.metas
@@ -200,7 +200,7 @@ class ConsumerTables:
         for tr, op, before, after, k in decoded:
             if op != "delete" and after is not None:
                 if k is not None and tr.key_columns == k[5]:
-                    self._put(tr, after, k[7], k[8], k[10])
+                    self._put(tr, after, k[7], k[8], k[0])
                 else:
                     self._put(tr, after, *tr.key_of(after))
 
