@@ -222,6 +222,10 @@ _KNOWN_OPS = frozenset(_OPS)
 _ABSENT = object()  # a side the row does not name
 
 
+def _no_key(image: dict) -> bytes:
+    return b""
+
+
 def entry_problem(entry) -> Optional[str]:
     """What keeps a line of applied.ndjson from the documented form (docs/consumer-protocol.md,
     "Output"), or None. A consumer's output is input the suite does not control; an entry of an
@@ -435,10 +439,17 @@ class CheckpointCheck:
 
     def _match_txn(self, ts: int, applied: list[list[dict]], w: int) -> None:
         got: dict[tuple[Name, bytes], int] = {}
-        row_key = self._row_key
+        # _row_key in line, its key function looked up once per table of the transaction (no DDL
+        # comes between its rows): every applied row event comes here.
+        keys: dict[Name, Callable[[dict], bytes]] = {}
         for rows in applied:
             for r in rows:
-                key = row_key(r)
+                name = (r["schema"], r["table"])
+                key_of = keys.get(name)
+                if key_of is None:
+                    key_of = keys[name] = self._row_key_function(name)
+                image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
+                key = (name, key_of(image or {}))
                 got[key] = got.get(key, 0) + 1  # not a Counter's got[key] += 1: its missing key is a Python call
         # Nearly every transaction is applied once and whole: then there is nothing to report, which
         # one comparison of the counts tells (both hold positive counts only, so equal counts are equal
@@ -529,16 +540,21 @@ class CheckpointCheck:
         by the table's last view (empty for a table upstream never had or one without key)."""
         name = (r["schema"], r["table"])
         image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
+        return name, self._row_key_function(name)(image or {})
+
+    def _row_key_function(self, name: Name) -> Callable[[dict], bytes]:
+        """`_row_key`'s key of an applied row image in table `name`, as upstream holds it now."""
         schema = self.truth.schemas.get(name)
         if schema is None:
             gone = self.gone_views.get(name)
             if gone is None or not gone.handle_key:
-                return name, b""
-            return name, orjson.dumps([(image or {}).get(c) for c in gone.handle_key])
+                return _no_key
+            handle = gone.handle_key
+            return lambda image: orjson.dumps([image.get(c) for c in handle])
         hit = self._keys.get(name)
         if hit is None or hit[0] is not schema:
             hit = self._keys[name] = (schema, self._key_function(name))
-        return name, hit[1](image or {})
+        return hit[1]
 
     def _key_function(self, name: Name) -> Callable[[dict], bytes]:
         """An applied row image's key in a table upstream holds, under its current schema version:
