@@ -24,6 +24,7 @@ current tables and one checkpoint interval of the applied log.
 """
 from __future__ import annotations
 
+import heapq
 import sqlite3
 import tempfile
 from collections import Counter, defaultdict
@@ -87,7 +88,16 @@ def _table_of(path: Path) -> Name:
 
 class _States:
     """The consumer's state lines in a SQLite file, indexed by the checkpoints they start and end
-    at, and its tables at the current checkpoint as counts of comparable row images."""
+    at, and its tables at the current checkpoint as counts of comparable row images.
+
+    The lines are stored in batches, one SQLite row per (from, to) pair and batch: a row per line
+    cost more than reading the line itself (the statement's binding and its two index entries,
+    every line), and a checkpoint reads every line that starts or ends there anyway. A batch is a
+    bounded buffer (BATCH_BYTES), so memory does not grow with the states; a record in it is
+    `seq tbl image` and a newline (an orjson image holds no raw newline), `seq` its line's place in
+    the order the files were read."""
+
+    BATCH_BYTES = 4 << 20
 
     def __init__(self, states_dir: Path, db_path: Path, hidden: dict[Name, frozenset[str]]) -> None:
         self.db = sqlite3.connect(db_path)
@@ -96,13 +106,27 @@ class _States:
         self.db.execute("PRAGMA synchronous = OFF")
         # A line names its table by its place in `names` (one per states/ file): an integer is stored
         # and read back without making the table's two strings again for every line.
-        self.db.execute("CREATE TABLE lines (tbl INTEGER, frm INTEGER, upto INTEGER, image BLOB)")
+        self.db.execute("CREATE TABLE lines (frm INTEGER, upto INTEGER, batch BLOB)")
         self.names: list[Name] = []
+        batches: dict[tuple[int, Optional[int]], bytearray] = {}
+        size = seq = 0
         for path in sorted(states_dir.glob("*.ndjson")):
             name = _table_of(path)
             self.names.append(name)
-            self.db.executemany("INSERT INTO lines VALUES (?,?,?,?)",
-                                self._lines(path, name, len(self.names) - 1, hidden.get(name, frozenset())))
+            for table, frm, upto, image in self._lines(path, name, len(self.names) - 1,
+                                                       hidden.get(name, frozenset())):
+                batch = batches.get((frm, upto))
+                if batch is None:
+                    batch = batches[(frm, upto)] = bytearray()
+                batch += b"%d %d " % (seq, table)
+                batch += image
+                batch += b"\n"
+                seq += 1
+                size += len(image)
+                if size > self.BATCH_BYTES:
+                    self._store(batches)
+                    batches, size = {}, 0
+        self._store(batches)
         self.db.execute("CREATE INDEX by_from ON lines (frm)")
         self.db.execute("CREATE INDEX by_to ON lines (upto)")
         self.db.execute("CREATE TABLE arrived (ts INTEGER PRIMARY KEY)")  # the checkpoints advanced to
@@ -111,6 +135,17 @@ class _States:
         self.leaving: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
         self.counts: dict[Name, Counter] = defaultdict(Counter)
         self.dirty: dict[Name, set[bytes]] = defaultdict(set)  # per table: the images whose count changed
+
+    def _store(self, batches: dict[tuple[int, Optional[int]], bytearray]) -> None:
+        self.db.executemany("INSERT INTO lines VALUES (?,?,?)",
+                            ((frm, upto, bytes(batch)) for (frm, upto), batch in batches.items()))
+
+    @staticmethod
+    def _records(batch: bytes) -> Iterator[tuple[int, int, bytes]]:
+        """A batch's lines, as (seq, table, image)."""
+        for record in batch.split(b"\n")[:-1]:
+            seq, table, image = record.split(b" ", 2)
+            yield int(seq), int(table), image
 
     @staticmethod
     def _lines(path: Path, name: Name, table: int, hidden: frozenset[str]) -> Iterator[tuple]:
@@ -137,14 +172,15 @@ class _States:
         image as written."""
         self.dirty = defaultdict(set)
         leave = self.leaving.pop(ts, [])
-        leave += self.db.execute("SELECT tbl, image FROM lines WHERE upto = ? AND frm NOT IN (SELECT ts FROM arrived)",
-                                 (ts,))
+        for (batch,) in self.db.execute("SELECT batch FROM lines WHERE upto = ? AND frm NOT IN "
+                                        "(SELECT ts FROM arrived)", (ts,)):
+            leave += [(table, image) for _, table, image in self._records(batch)]
         self._count(leave, -1)
         self.db.execute("INSERT INTO arrived VALUES (?)", (ts,))
         arrive = []
         current = -1
-        for table, upto, image in self.db.execute("SELECT tbl, upto, image FROM lines WHERE frm = ?", (ts,)):
-            # A table's lines come together (inserted file by file): its lookups are made once.
+        for upto, table, image in self._arriving(ts):
+            # A table's lines mostly come together (read file by file): its lookups are made once a run.
             if table != current:
                 current, name = table, self.names[table]
                 as_it_is = forms.as_it_is_test(name) if forms is not None else None
@@ -159,6 +195,13 @@ class _States:
                 self.leaving[upto].append((table, image))
         self._count(arrive, +1)
 
+    def _arriving(self, ts: int) -> Iterator[tuple[Optional[int], int, bytes]]:
+        """The lines starting at checkpoint `ts`, as (to, table, image)."""
+        for upto, batch in self.db.execute("SELECT upto, batch FROM lines WHERE frm = ?", (ts,)):
+            for record in batch.split(b"\n")[:-1]:
+                _, table, image = record.split(b" ", 2)
+                yield upto, int(table), image
+
     def _count(self, lines: list[tuple[int, bytes]], delta: int) -> None:
         current = -1
         for table, image in lines:
@@ -172,9 +215,12 @@ class _States:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
         self.db.execute("CREATE TEMP TABLE cps (ts INTEGER PRIMARY KEY)")
         self.db.executemany("INSERT OR IGNORE INTO cps VALUES (?)", ((t,) for t in checkpoints))
-        return [(self.names[table], frm, upto) for table, frm, upto in self.db.execute(
-            "SELECT tbl, frm, upto FROM lines WHERE frm NOT IN (SELECT ts FROM cps) "
-            "OR (upto IS NOT NULL AND (upto NOT IN (SELECT ts FROM cps) OR upto <= frm)) LIMIT 5")]
+        found = ((seq, table, frm, upto) for frm, upto, batch in self.db.execute(
+            "SELECT frm, upto, batch FROM lines WHERE frm NOT IN (SELECT ts FROM cps) "
+            "OR (upto IS NOT NULL AND (upto NOT IN (SELECT ts FROM cps) OR upto <= frm))")
+            for seq, table, _ in self._records(batch))
+        # The first five in the order the lines were read, as a scan of one row per line gave them.
+        return [(self.names[table], frm, upto) for _, table, frm, upto in heapq.nsmallest(5, found)]
 
     def close(self) -> None:
         self.db.close()
@@ -220,6 +266,10 @@ _same_counts = dict.__eq__
 _OPS = tuple(op.value for op in Op)
 _KNOWN_OPS = frozenset(_OPS)
 _ABSENT = object()  # a side the row does not name
+
+
+def _no_key(image: dict) -> bytes:
+    return b""
 
 
 def entry_problem(entry) -> Optional[str]:
@@ -435,10 +485,17 @@ class CheckpointCheck:
 
     def _match_txn(self, ts: int, applied: list[list[dict]], w: int) -> None:
         got: dict[tuple[Name, bytes], int] = {}
-        row_key = self._row_key
+        # _row_key in line, its key function looked up once per table of the transaction (no DDL
+        # comes between its rows): every applied row event comes here.
+        keys: dict[Name, Callable[[dict], bytes]] = {}
         for rows in applied:
             for r in rows:
-                key = row_key(r)
+                name = (r["schema"], r["table"])
+                key_of = keys.get(name)
+                if key_of is None:
+                    key_of = keys[name] = self._row_key_function(name)
+                image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
+                key = (name, key_of(image or {}))
                 got[key] = got.get(key, 0) + 1  # not a Counter's got[key] += 1: its missing key is a Python call
         # Nearly every transaction is applied once and whole: then there is nothing to report, which
         # one comparison of the counts tells (both hold positive counts only, so equal counts are equal
@@ -529,16 +586,21 @@ class CheckpointCheck:
         by the table's last view (empty for a table upstream never had or one without key)."""
         name = (r["schema"], r["table"])
         image = r["after"] if r["after"] is not None and r["op"] != "delete" else r["before"]
+        return name, self._row_key_function(name)(image or {})
+
+    def _row_key_function(self, name: Name) -> Callable[[dict], bytes]:
+        """`_row_key`'s key of an applied row image in table `name`, as upstream holds it now."""
         schema = self.truth.schemas.get(name)
         if schema is None:
             gone = self.gone_views.get(name)
             if gone is None or not gone.handle_key:
-                return name, b""
-            return name, orjson.dumps([(image or {}).get(c) for c in gone.handle_key])
+                return _no_key
+            handle = gone.handle_key
+            return lambda image: orjson.dumps([image.get(c) for c in handle])
         hit = self._keys.get(name)
         if hit is None or hit[0] is not schema:
             hit = self._keys[name] = (schema, self._key_function(name))
-        return name, hit[1](image or {})
+        return hit[1]
 
     def _key_function(self, name: Name) -> Callable[[dict], bytes]:
         """An applied row image's key in a table upstream holds, under its current schema version:

@@ -43,7 +43,9 @@ def row_projection(table: TableSchema, protocol: str, options: dict,
                if (project := _of_model(c.type.is_binary and model_rows, spec.value_projector(c.type, options)))]
 
     def projected(row: dict[str, Any]) -> dict[str, Any]:
-        out = {name: row.get(name) for name in names}
+        # A row with exactly these columns in this order (nearly every one) is copied whole, which
+        # costs less than reading it column by column.
+        out = dict(row) if tuple(row) == names else {name: row.get(name) for name in names}
         for name, project in changed:
             value = out[name]
             if value is not None:

@@ -438,10 +438,13 @@ def _key_values(handle: tuple[str, ...], columns: dict[str, ColumnForms]) -> Opt
     without a test per column, a single one without a loop: every applied row event asks."""
     if not handle:
         return None
-    if not any(c in columns for c in handle):
-        if len(handle) == 1:
-            only = handle[0]
+    if len(handle) == 1:
+        only = handle[0]
+        if only not in columns:
             return lambda row: [row.get(only)]
+        normalise = columns[only].normalise
+        return lambda row: [normalise(row[only])] if only in row else [None]
+    if not any(c in columns for c in handle):
         return lambda row: [row.get(c) for c in handle]
     return lambda row: [columns[c].normalise(row[c]) if c in columns and c in row else row.get(c) for c in handle]
 
