@@ -331,16 +331,22 @@ def test_open_protocol_memoized_renderers_equal_the_renderers(dialect, monkeypat
     values = [v for ch, _, _ in _changes() for image in (ch.before, ch.after) if image for v in image.values()]
     values += [v for event in get_scenario("large").history(1, 3000) if isinstance(event, Transaction)
                for ch in event.changes for image in (ch.before, ch.after) if image for v in image.values()]
+    for fast, reference in zip(memoized, plain):
+        _assert_memo_renders_as(fast, reference, values)
+
+
+def _assert_memo_renders_as(fast, reference, values) -> None:
+    """fast(v) is reference(v), or raises what it raises, for each value, twice over (the second
+    time from the memo)."""
     for _ in range(2):
         for v in values:
-            for fast, reference in zip(memoized, plain):
-                try:
-                    expected = reference(v)
-                except Exception as e:  # noqa: BLE001 - the memo must raise what the renderer raises
-                    with pytest.raises(type(e)):
-                        fast(v)
-                    continue
-                assert fast(v) == expected, v
+            try:
+                expected = reference(v)
+            except Exception as e:  # noqa: BLE001 - the memo must raise what the renderer raises
+                with pytest.raises(type(e)):
+                    fast(v)
+                continue
+            assert fast(v) == expected, v
 
 
 def test_open_protocol_is_print_beyond_ascii_is_str_isprintable():
@@ -406,6 +412,21 @@ def test_debezium_int_renderer_equals_int(code, unsigned):
     assert render(None) is None
     for v in edges:
         assert render(v) == debezium_values._int(col, v), v
+
+
+@pytest.mark.parametrize("decimal", [-1, 0, 3, 6])
+@pytest.mark.parametrize("not_null", [False, True])
+def test_debezium_memoized_datetime_renderer_equals_the_renderer(decimal, not_null, monkeypatch):
+    memoized = debezium_values._datetime_renderer(decimal, not_null)
+    monkeypatch.setattr(debezium_values, "memoized", lambda render: render)
+    plain = debezium_values._datetime_renderer.__wrapped__(decimal, not_null)
+    rng = random.Random(decimal)
+    values = [v for ch, _, _ in _changes() for image in (ch.before, ch.after) if image
+              for v in image.values() if isinstance(v, str) and len(v) < 40]
+    values += [f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 31):02d} "
+               f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 999)}"
+               for _ in range(2000)] + [None, "0000-00-00 00:00:00"]
+    _assert_memo_renders_as(memoized, plain, values)
 
 
 def test_debezium_datetime_epoch_equals_the_civil_arithmetic():
