@@ -6,13 +6,13 @@ row group per partition only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ticdc_contract.record import RECORD_SCHEMA, KafkaRecord
+from ticdc_contract.record import CREATE_TIME, RECORD_SCHEMA, KafkaRecord
 
 ROW_GROUP_RECORDS = 8192
 
@@ -58,13 +58,14 @@ class _Columns:
         self.timestamp_types: list[int] = []
         self.headers: list[tuple] = []
 
-    def add(self, r: KafkaRecord) -> int:
-        self.keys.append(r.key)
-        self.values.append(r.value)
-        self.offsets.append(r.offset)
-        self.timestamps.append(r.timestamp_ms)
-        self.timestamp_types.append(r.timestamp_type)
-        self.headers.append(r.headers)
+    def add(self, offset: int, key: Optional[bytes], value: Optional[bytes], timestamp_ms: int,
+                   headers: tuple, timestamp_type: int) -> int:
+        self.keys.append(key)
+        self.values.append(value)
+        self.offsets.append(offset)
+        self.timestamps.append(timestamp_ms)
+        self.timestamp_types.append(timestamp_type)
+        self.headers.append(headers)
         return len(self.keys)
 
     def __len__(self) -> int:
@@ -154,13 +155,20 @@ class RecordFileWriter:
         self.count = 0
 
     def write(self, record: KafkaRecord) -> None:
-        key = (record.topic, record.partition)
-        buf = self._pending.get(key)
+        self.write_fields(record.topic, record.partition, record.offset, record.key, record.value,
+                          record.timestamp_ms, record.headers, record.timestamp_type)
+
+    def write_fields(self, topic: str, partition: int, offset: int, key: Optional[bytes], value: Optional[bytes],
+                     timestamp_ms: int, headers: tuple = (), timestamp_type: int = CREATE_TIME) -> None:
+        """`write` of the record with these fields, without a KafkaRecord made for it (the
+        generator's simulator hands its records over so: SinkSimulator.run_into)."""
+        key_ = (topic, partition)
+        buf = self._pending.get(key_)
         if buf is None:
-            buf = self._pending[key] = _Columns(record.topic, record.partition)
+            buf = self._pending[key_] = _Columns(topic, partition)
         self.count += 1
-        if buf.add(record) >= ROW_GROUP_RECORDS:
-            self._flush(key)
+        if buf.add(offset, key, value, timestamp_ms, headers, timestamp_type) >= ROW_GROUP_RECORDS:
+            self._flush(key_)
 
     def write_all(self, records: Iterable[KafkaRecord]) -> None:
         write = self.write

@@ -101,7 +101,7 @@ def _write_case(history: Iterable[DDL | Transaction], scenario_name: str, seed: 
     # The encoders the simulator makes write their too-large messages to this run's storage.
     simulator.module = simulator.module.with_claim_check(claim_check)
     with RecordFileWriter(out / "records") as writer:
-        writer.write_all(simulator.run(truth.tee(history)))
+        simulator.run_into(truth.tee(history), writer.write_fields)
     truth.close()
     partitions = {f"{t}-{p}": part.next_offset for (t, p), part in sorted(simulator.partitions.items())}
     manifest = {

@@ -48,6 +48,11 @@ from .sink.failover import FailoverSchedule, ReplayLog, Restart
 _INACTIVE_MS = 30 * 60 * 1000  # TiCDC bootstraper.go defaultMaxInactiveDuration
 
 
+# run_into's writer: (topic, partition, offset, key, value, timestamp_ms, headers) of a record,
+# as ticdc_contract.record_files.RecordFileWriter.write_fields takes them.
+RecordFields = Callable[[str, int, int, Optional[bytes], Optional[bytes], int, tuple], None]
+
+
 @dataclass
 class _BootstrapStat:
     last_sent_ms: int
@@ -158,6 +163,7 @@ class SinkSimulator:
         self._loss_rng = random.Random(f"in-flight/{seed}")
         self.restarts: list[Restart] = []
         self._routes: dict[int, _TableRoute] = {}
+        self._write: Optional[RecordFields] = None  # run_into's destination
 
     # --- topology -------------------------------------------------------------------
     def topics(self) -> dict[str, int]:
@@ -176,6 +182,14 @@ class SinkSimulator:
         return [self._partition(topic, i) for i in range(self.config.partition_num)]
 
     def _emit(self, p: _Partition, messages: Iterable[Message]) -> Iterator[KafkaRecord]:
+        write = self._write
+        if write is not None:
+            # run_into: the record's fields go straight to the writer, nothing is yielded
+            topic, partition = p.topic, p.partition
+            for m in messages:
+                write(topic, partition, p.next_offset, m.key, m.value, physical_ms(m.ts), m.headers)
+                p.next_offset += 1
+            return
         for m in messages:
             yield KafkaRecord(
                 topic=p.topic, partition=p.partition, offset=p.next_offset, key=m.key, value=m.value,
@@ -388,6 +402,24 @@ class SinkSimulator:
         yield from self._bootstrap_all(tables)
         yield from self._watermark(checkpoint)
         pending.extendleft(reversed(replay))
+
+    def run_into(self, history: Iterable[Transaction | DDL], write: RecordFields) -> None:
+        """`run`, each record handed to `write` as its fields (topic, partition, offset, key, value,
+        timestamp_ms, headers) instead of yielded as a KafkaRecord: the same records in the same
+        order (tests/generators/test_simulator_write.py). A generation writes hundreds of thousands
+        of records, and building each frozen KafkaRecord and passing it up the generators' frames
+        cost more than the writer's work on it. With an observer, which is shown the records, the
+        records are made and taken apart."""
+        if self._observer is not None:
+            for r in self.run(history):
+                write(r.topic, r.partition, r.offset, r.key, r.value, r.timestamp_ms, r.headers)
+            return
+        self._write = write
+        try:
+            for _ in self.run(history):
+                raise AssertionError("a record was yielded while run_into writes them")
+        finally:
+            self._write = None
 
     def run(self, history: Iterable[Transaction | DDL]) -> Iterator[KafkaRecord]:
         """All Kafka records of the changefeed, in send order (offsets per partition contiguous).

@@ -33,6 +33,7 @@ from ticdc_generators.protocols.debezium.encoder import DebeziumOptions
 from ticdc_generators.protocols.debezium.message import RowEnvelope
 from ticdc_generators.protocols.golang import codegen, floats, json_text
 from ticdc_generators.protocols.open_protocol import goquote
+from ticdc_generators.protocols.open_protocol import values as open_protocol_values
 from ticdc_generators.protocols.simple import avro_dml as avro_dml_writer
 from ticdc_generators.protocols.simple.avro_dml import encode_dml
 from ticdc_generators.protocols.simple.avro_schema import encode_avro
@@ -298,6 +299,56 @@ def test_open_protocol_json_quoter_equals_quote_of_go_quote(dialect):
         assert quote_bytes(data) == json_text.quote(goquote.go_quote_body(data), dialect), data
 
 
+@pytest.mark.parametrize("limit", [4, 1000])
+def test_memoized_renderer_returns_the_render_of_each_value(limit):
+    calls: list = []
+
+    def render(v):
+        calls.append(v)
+        return f"{type(v).__name__}:{v!r}"
+
+    cached = json_text.memoized(render, limit=limit)
+    # equal values of other types (1 == 1.0 == True) and unhashable ones are rendered each time
+    values = ["a", b"a", "a", 1, 1.0, True, bytearray(b"a"), None, "b", "c", "d", "e", "a", b"a", "", b""]
+    for _ in range(3):
+        for v in values:
+            text = cached(v)
+            assert text == f"{type(v).__name__}:{v!r}"
+    assert sum(type(v) not in (str, bytes) for v in calls) == 5 * 3
+    keys = [v for v in calls if type(v) in (str, bytes)]
+    if limit > len(values):
+        assert sorted(map(repr, keys)) == sorted(map(repr, {(type(v), v): v for v in values
+                                                            if type(v) in (str, bytes)}.values()))
+    else:
+        assert len(keys) < 11 * 3  # texts dropped when full, and kept between
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=["jsoniter", "encoding-json", "easyjson"])
+def test_open_protocol_memoized_renderers_equal_the_renderers(dialect, monkeypatch):
+    memoized = open_protocol_values._quoted_renderers(dialect)
+    monkeypatch.setattr(json_text, "memoized", lambda render: render)
+    plain = open_protocol_values._quoted_renderers.__wrapped__(dialect)
+    values = [v for ch, _, _ in _changes() for image in (ch.before, ch.after) if image for v in image.values()]
+    values += [v for event in get_scenario("large").history(1, 3000) if isinstance(event, Transaction)
+               for ch in event.changes for image in (ch.before, ch.after) if image for v in image.values()]
+    for fast, reference in zip(memoized, plain):
+        _assert_memo_renders_as(fast, reference, values)
+
+
+def _assert_memo_renders_as(fast, reference, values) -> None:
+    """fast(v) is reference(v), or raises what it raises, for each value, twice over (the second
+    time from the memo)."""
+    for _ in range(2):
+        for v in values:
+            try:
+                expected = reference(v)
+            except Exception as e:  # noqa: BLE001 - the memo must raise what the renderer raises
+                with pytest.raises(type(e)):
+                    fast(v)
+                continue
+            assert fast(v) == expected, v
+
+
 def test_open_protocol_is_print_beyond_ascii_is_str_isprintable():
     assert all(goquote._is_print(r) == chr(r).isprintable()
                for r in range(0x80, 0x110000) if not 0xD800 <= r <= 0xDFFF)
@@ -361,6 +412,21 @@ def test_debezium_int_renderer_equals_int(code, unsigned):
     assert render(None) is None
     for v in edges:
         assert render(v) == debezium_values._int(col, v), v
+
+
+@pytest.mark.parametrize("decimal", [-1, 0, 3, 6])
+@pytest.mark.parametrize("not_null", [False, True])
+def test_debezium_memoized_datetime_renderer_equals_the_renderer(decimal, not_null, monkeypatch):
+    memoized = debezium_values._datetime_renderer(decimal, not_null)
+    monkeypatch.setattr(debezium_values, "memoized", lambda render: render)
+    plain = debezium_values._datetime_renderer.__wrapped__(decimal, not_null)
+    rng = random.Random(decimal)
+    values = [v for ch, _, _ in _changes() for image in (ch.before, ch.after) if image
+              for v in image.values() if isinstance(v, str) and len(v) < 40]
+    values += [f"{rng.randint(0, 9999):04d}-{rng.randint(0, 13):02d}-{rng.randint(0, 31):02d} "
+               f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 999)}"
+               for _ in range(2000)] + [None, "0000-00-00 00:00:00"]
+    _assert_memo_renders_as(memoized, plain, values)
 
 
 def test_debezium_datetime_epoch_equals_the_civil_arithmetic():

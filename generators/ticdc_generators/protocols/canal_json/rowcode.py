@@ -35,22 +35,29 @@ def _latin1(v: Any) -> str:
     return bytes(v).decode("latin-1")
 
 
+# A binary value's text and a text value's, kept per value (json_text.memoized): the rows of an
+# UPDATE and the later events of a row write the same values again, and a binary value's escaping
+# is most of a row's cost.
+_QUOTE_BINARY = json_text.memoized(lambda v: _QUOTE(_latin1(v)))
+# render_value is str(value); canonical values of these types are already str
+_QUOTE_TEXT = json_text.memoized(lambda v: _QUOTE(v if type(v) is str else str(v)))
+
+
 def _column_expression(i: int, t, namespace: dict) -> str:
     """Source of the JSON text of column i's value `v{i}` (not null), as render_value + quote give it."""
     if is_binary(t):
-        return f"QUOTE(LATIN1(v{i}))"
+        return f"QBIN(v{i})"
     if t.is_integer or t.base in ("year", "bit"):
         return f"('\"%d\"' % v{i})"
     if t.base in _TEXT_BASES:
-        # render_value is str(value); canonical values of these types are already str
-        return f"QUOTE(v{i} if TYPE(v{i}) is STR else STR(v{i}))"
+        return f"QTEXT(v{i})"
     namespace[f"R{i}"] = partial(render_value, t)
     return f"QUOTE(R{i}(v{i}))"
 
 
 def _row_object(columns: list) -> Callable[[dict], str]:
     """row -> `[{"name":"value",...}]`, TiCDC's fillColumns array of one object."""
-    namespace: dict[str, Any] = {"QUOTE": _QUOTE, "LATIN1": _latin1, "TYPE": type, "STR": str}
+    namespace: dict[str, Any] = {"QUOTE": _QUOTE, "QBIN": _QUOTE_BINARY, "QTEXT": _QUOTE_TEXT}
     lines = ["def row_object(row):"]
     parts = []
     for i, c in enumerate(columns):

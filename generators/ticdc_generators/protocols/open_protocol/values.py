@@ -6,6 +6,7 @@ info, and is cached per schema version by the encoder (`table_layout`).
 from __future__ import annotations
 
 import base64
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -159,7 +160,6 @@ def value_renderer(col: ColumnLayout, dialect: json_text.Dialect) -> Callable[[A
     """
     t = col.type
     base = t.base
-    quote = json_text.quoter(dialect)
     if t.is_integer or base in ("year", "bit"):
         # Integers go out as Go int64/uint64; BIT as the uint64 of its bits, which sidesteps
         # pingcap/tidb#10988 as TiCDC's comment says.
@@ -170,18 +170,29 @@ def value_renderer(col: ColumnLayout, dialect: json_text.Dialect) -> Callable[[A
     if base in _BASE64_TYPES:
         return _base64_text
     if base in _QUOTED_WHEN_BINARY:
-        if col.flag & BINARY_FLAG:
-            quote_bytes = json_quoter(dialect)
-            return lambda v: "null" if v is None else quote_bytes(_raw_bytes(v))
-        return lambda v: "null" if v is None else quote(
-            v if isinstance(v, str) else _raw_bytes(v).decode("utf-8", "surrogateescape"))
+        return _quoted_renderers(dialect)[0 if col.flag & BINARY_FLAG else 1]
     if base == "enum":
         return lambda v: "null" if v is None else str(enum_index(t, v))
     if base == "set":
         return lambda v: "null" if v is None else str(set_bits(t, v))
+    return _quoted_renderers(dialect)[2]
+
+
+@functools.lru_cache(maxsize=None)
+def _quoted_renderers(dialect: json_text.Dialect) -> tuple[Callable[[Any], str], ...]:
+    """The renderers of a dialect's quoted values (binary, text, TiDB's print), each shared by every
+    column of its kind and keeping its texts per value (json_text.memoized): an UPDATE writes its
+    unchanged columns twice and a row's later events write its values again, and Quote's escaping
+    of a binary value costs microseconds. None is not a key (memoized looks up str and bytes only)."""
+    quote = json_text.quoter(dialect)
+    quote_bytes = json_quoter(dialect)
+    binary = json_text.memoized(lambda v: "null" if v is None else quote_bytes(_raw_bytes(v)))
+    text = json_text.memoized(lambda v: "null" if v is None else quote(
+        v if isinstance(v, str) else _raw_bytes(v).decode("utf-8", "surrogateescape")))
     # DECIMAL, DATE, DATETIME, TIMESTAMP, TIME and JSON: TiDB's own printing, which is the
     # canonical form already (MyDecimal.String, Time.String, Duration.String, BinaryJSON.String).
-    return lambda v: "null" if v is None else quote(str(v))
+    printed = json_text.memoized(lambda v: "null" if v is None else quote(str(v)))
+    return binary, text, printed
 
 
 def _integer_text(v: Any) -> str:

@@ -66,7 +66,9 @@ def _row_columns(table: TableSchema, style: Style, avro: bool, only_handle_key: 
     version and message form: JSON's in name order (a Go map[string]interface{}: encoding/json
     writes its keys in byte order, and UTF-8 order is code point order), Avro's in table order (Avro maps have no
     order; TiCDC writes Go's random map order, table order keeps output stable)."""
-    cache_key = (id(table), style, avro, only_handle_key, selected)
+    # Style's own hash is a Python function over its fields, once per row image: the key holds
+    # the two fields the renderers depend on instead.
+    cache_key = (id(table), style.time_zone, style.tiflow, avro, only_handle_key, selected)
     entry = _ROW_COLUMNS.get(cache_key)
     if entry is None or entry[0] is not table:
         columns = _sent_columns(table, only_handle_key, selected)
