@@ -46,6 +46,13 @@ _COLUMN_KINDS: dict[str, Callable[[pa.DataType], bool]] = {
     and {t.value_type.field(i).name for i in range(t.value_type.num_fields)} == {"key", "value"},
 }
 _COORDINATES = ("topic", "partition", "offset")
+# A batch is bounded in bytes as well as in records: an Open Protocol record batches some 16 events
+# (11 KB), so 4,096 of them are 45 MB a file, held as Arrow buffers and as Python bytes for every
+# file of the merge at once. Records of a few hundred bytes keep the caller's batch size.
+BATCH_BYTES = 8 << 20
+# The file is read through a buffer of this size instead of a whole column chunk at a time (a row
+# group of 8,192 such records is 90 MB uncompressed).
+READ_BUFFER = 1 << 20
 _FILE_NAME = re.compile(r"(?P<topic>.+)-(?P<partition>[0-9]+)\.parquet")
 
 
@@ -57,7 +64,7 @@ def check_schema(path: Path) -> pq.ParquetFile:
     """The opened file, once its footer reads and its columns are Spark's Kafka-source columns
     (reads the footer only: a cheap check before Spark reads the files itself)."""
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(path, buffer_size=READ_BUFFER)
         schema = pf.schema_arrow
     except (OSError, pa.ArrowException) as e:
         size = path.stat().st_size if path.exists() else None
@@ -90,7 +97,7 @@ def file_batches(path: Path, batch_size: int, contiguous: bool = False
     last: Optional[int] = None
     row = 0
     try:
-        batches = pf.iter_batches(batch_size=batch_size)
+        batches = pf.iter_batches(batch_size=_rows_per_batch(pf.metadata, batch_size))
         for batch in batches:
             tp, last = _check_batch(path, batch, row, tp, last, contiguous, named)
             row += batch.num_rows
@@ -98,6 +105,15 @@ def file_batches(path: Path, batch_size: int, contiguous: bool = False
                 yield batch_records(batch)
     except (OSError, pa.ArrowException) as e:
         raise RecordFileError(f"{path}: unreadable after row {row} (a damaged row group: {e})") from None
+
+
+def _rows_per_batch(meta: pq.FileMetaData, batch_size: int) -> int:
+    """`batch_size`, or fewer records where that many would exceed BATCH_BYTES by the file's mean
+    record size (its row groups' uncompressed bytes over its rows, from the footer)."""
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if size <= 0 or meta.num_rows <= 0:
+        return batch_size
+    return max(1, min(batch_size, BATCH_BYTES * meta.num_rows // size))
 
 
 _new_record = object.__new__

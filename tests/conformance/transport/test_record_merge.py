@@ -6,8 +6,10 @@ import numpy as np
 import pyarrow as pa
 
 from ticdc_conformance.transport.record_files import (
+    BATCH_BYTES,
     RecordFiles,
     batch_records,
+    file_batches,
     file_records,
     merge_batches,
     merge_by_timestamp,
@@ -62,3 +64,16 @@ def test_record_files_merge_as_the_heap_merges_them(tmp_path):
     heap = list(merge_by_timestamp([file_records(p, 64, contiguous=True) for p in paths]))
     assert list(RecordFiles(tmp_path, 64, contiguous=True)) == heap
     assert len(heap) == 900
+
+
+def test_a_batch_of_large_records_is_bounded_in_bytes_and_reads_the_same_records(tmp_path):
+    # 200 records of 100 KB: the caller's 4,096 records would be 20 MB at once.
+    records = [KafkaRecord("topic", 0, o, None, bytes([o % 251]) * 100_000, 1000 + o) for o in range(200)]
+    with RecordFileWriter(tmp_path) as writer:
+        for r in records:
+            writer.write(r)
+    (path,) = tmp_path.glob("*.parquet")
+    batches = [rs for rs, _ in file_batches(path, 4096, contiguous=True)]
+    assert max(len(rs) for rs in batches) * 100_000 <= BATCH_BYTES < 200 * 100_000
+    assert [r for rs in batches for r in rs] == records
+    assert list(RecordFiles(tmp_path, 4096, contiguous=True)) == records

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 import orjson
 import pyarrow as pa
 
+from ticdc_conformance.consumers.rules.tables import compact
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
@@ -196,7 +197,7 @@ class PartitionDecoders:
         if all(type(v) is int or type(v) is str for v in values):
             if len(self._orders) >= KEY_ORDER_CACHE:
                 self._orders.clear()
-            self._orders[key] = order
+            self._orders[compact(key)] = order  # type: ignore[index]
             return order, True
         return order, orjson.loads(key) == values
 
