@@ -141,11 +141,11 @@ class _States:
                             ((frm, upto, bytes(batch)) for (frm, upto), batch in batches.items()))
 
     @staticmethod
-    def _records(batch: bytes) -> Iterator[tuple[int, int, bytes]]:
-        """A batch's lines, as (seq, table, image)."""
+    def _records(batch: bytes) -> Iterator[tuple[bytes, int, bytes]]:
+        """A batch's lines, as (seq as written, table, image)."""
         for record in batch.split(b"\n")[:-1]:
             seq, table, image = record.split(b" ", 2)
-            yield int(seq), int(table), image
+            yield seq, int(table), image
 
     @staticmethod
     def _lines(path: Path, name: Name, table: int, hidden: frozenset[str]) -> Iterator[tuple]:
@@ -198,9 +198,8 @@ class _States:
     def _arriving(self, ts: int) -> Iterator[tuple[Optional[int], int, bytes]]:
         """The lines starting at checkpoint `ts`, as (to, table, image)."""
         for upto, batch in self.db.execute("SELECT upto, batch FROM lines WHERE frm = ?", (ts,)):
-            for record in batch.split(b"\n")[:-1]:
-                _, table, image = record.split(b" ", 2)
-                yield upto, int(table), image
+            for _, table, image in self._records(batch):
+                yield upto, table, image
 
     def _count(self, lines: list[tuple[int, bytes]], delta: int) -> None:
         current = -1
@@ -215,7 +214,7 @@ class _States:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
         self.db.execute("CREATE TEMP TABLE cps (ts INTEGER PRIMARY KEY)")
         self.db.executemany("INSERT OR IGNORE INTO cps VALUES (?)", ((t,) for t in checkpoints))
-        found = ((seq, table, frm, upto) for frm, upto, batch in self.db.execute(
+        found = ((int(seq), table, frm, upto) for frm, upto, batch in self.db.execute(
             "SELECT frm, upto, batch FROM lines WHERE frm NOT IN (SELECT ts FROM cps) "
             "OR (upto IS NOT NULL AND (upto NOT IN (SELECT ts FROM cps) OR upto <= frm))")
             for seq, table, _ in self._records(batch))

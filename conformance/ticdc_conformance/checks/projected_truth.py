@@ -164,9 +164,8 @@ class ProjectedTruth(TableStates):
         changes = txn.changes
         rows = self.rows
         names = [(ch.table.schema, ch.table.table) for ch in changes]
-        for name in names:
-            if name not in rows:
-                self.check_tables(txn)  # refuses it, before any change
+        if any(name not in rows for name in names):
+            self.check_tables(txn)  # refuses it, before any change
         # _take, _give, _drop, _add and _count in line, with what they look up per table looked up
         # once per transaction: every row change of the stream comes here, and the calls were half
         # the time of applying one. The order is theirs: every old image goes, then every new one.

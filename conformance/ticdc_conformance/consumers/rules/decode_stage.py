@@ -189,10 +189,7 @@ class PartitionDecoders:
         """key_order_token(values), and whether the key parsed back from its JSON `key` has the same
         (what the tables compute where they parse texts). Remembered for keys of integers and strings
         only: for them equal JSON is equal values; a float JSON cannot carry prints as null, a tuple
-        as a list."""
-        order = self._orders.get(key)
-        if order is not None:
-            return order, True
+        as a list. Called on a miss of the cache, which _row_event looks up itself."""
         order = key_order_token(values)
         if all(type(v) is int or type(v) is str for v in values):
             if len(self._orders) >= KEY_ORDER_CACHE:
