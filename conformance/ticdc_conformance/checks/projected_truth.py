@@ -13,6 +13,7 @@ from typing import Callable, Optional
 import orjson
 
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common.wire import compact
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
 from ticdc_contract.schema_json import table_from_json
@@ -42,9 +43,11 @@ def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[st
 
 
 def comparable(row: dict, hidden: frozenset[str]) -> bytes:
+    """The row's image as the tables of both sides count it, sorted keys and `hidden` left out; a
+    copy of its own size (wire.compact), as the images are kept until their row changes."""
     if not hidden:  # most tables: nothing to leave out
-        return orjson.dumps(row, option=_SORTED)
-    return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
+        return compact(orjson.dumps(row, option=_SORTED))
+    return compact(orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED))
 
 
 def bump_count(counts: Counter, image: bytes, delta: int) -> None:
@@ -210,7 +213,7 @@ class ProjectedTruth(TableStates):
                     changed.add(image)
                 row = held[key] = dict(ch.after)
                 proj = project(row)
-                image = comparable(proj, unjudged) if unjudged else orjson.dumps(proj, option=_SORTED)
+                image = comparable(proj, unjudged) if unjudged else compact(orjson.dumps(proj, option=_SORTED))
                 new = proj_rows[key] = (row, proj, image)
                 n_images[image] = n_images.get(image, 0) + 1  # never 0 after adding one
                 changed.add(image)
