@@ -506,7 +506,8 @@ class CheckpointCheck:
     def _txn_findings(self, ts: int, got: Counter, w: int) -> None:
         """The findings of a transaction whose applied row events (`got`, per table and key) are not
         upstream's."""
-        surplus = got - self.truth.expected
+        expected = Counter(self.truth.expected)
+        surplus = got - expected
         # Row events filed under a table upstream does not hold at this commit ts (renamed away,
         # dropped, never created): the cause is what upstream did to that table, not a re-send, and
         # the same keys missing from the upstream table are that one mistake, not a loss.
@@ -518,7 +519,7 @@ class CheckpointCheck:
                               f"{count} row event(s) of the transaction at commit ts {ts} applied to this table, "
                               f"which upstream does not hold then: {self.fates.describe(_qualified(name))}",
                               once=("applied-to", name), commit_ts=ts, checkpoint=w)
-        for (name, key), n in sorted((self.truth.expected - got).items()):
+        for (name, key), n in sorted((expected - got).items()):
             if key in elsewhere:
                 continue
             self.findings.add("CONSUMER-LOSS-1", _qualified(name), _key_list(key),
