@@ -43,11 +43,12 @@ def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[st
 
 
 def comparable(row: dict, hidden: frozenset[str]) -> bytes:
-    """The row's image as the tables of both sides count it, sorted keys and `hidden` left out; a
-    copy of its own size (wire.compact), as the images are kept until their row changes."""
+    """The row's image as the tables of both sides count it, sorted keys and `hidden` left out, in
+    orjson's buffer: one that is kept (a held row's, a state line's until its `to`) is kept as a
+    copy of its own size (wire.compact); a state line's image read in is copied into a batch."""
     if not hidden:  # most tables: nothing to leave out
-        return compact(orjson.dumps(row, option=_SORTED))
-    return compact(orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED))
+        return orjson.dumps(row, option=_SORTED)
+    return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
 
 
 def bump_count(counts: Counter, image: bytes, delta: int) -> None:
@@ -124,7 +125,7 @@ class ProjectedTruth(TableStates):
         if carried is not None:
             raw, before, _ = carried
             proj = {c: before[c] if c in before and c in raw and raw[c] == row.get(c) else v for c, v in proj.items()}
-        image = comparable(proj, self.hidden.get(name, frozenset()))
+        image = compact(comparable(proj, self.hidden.get(name, frozenset())))
         # The interpreter's own row (the interpreter replaces rows, it never changes one in place).
         entry = self.proj[name][key] = (row, proj, image)
         self._count(name, image, +1)
@@ -232,7 +233,7 @@ class ProjectedTruth(TableStates):
                     changed.add(image)
                 row = held[key] = dict(ch.after)
                 proj = project(row)
-                image = comparable(proj, unjudged) if unjudged else compact(orjson.dumps(proj, option=_SORTED))
+                image = compact(comparable(proj, unjudged) if unjudged else orjson.dumps(proj, option=_SORTED))
                 new = proj_rows[key] = (row, proj, image)
                 n_images[image] = n_images.get(image, 0) + 1  # never 0 after adding one
                 changed.add(image)
