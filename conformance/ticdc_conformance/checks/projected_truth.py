@@ -94,6 +94,11 @@ class ProjectedTruth(TableStates):
         # Per table name: the schema version last asked about, its view and its row projection.
         # Every row a version sees asks for them, so each version makes them once.
         self._views: dict[Name, tuple[TableSchema, TableSchema, Callable[[dict], dict]]] = {}
+        # Per table name: what _apply_txn looks up for its rows, kept from one transaction to the
+        # next while it stays what it is: a DDL (a new version, a new dict of rows) empties it, as
+        # does a new note of changed images (`dirty` replaced at a checkpoint).
+        self._txn_tables: dict[Name, tuple] = {}
+        self._txn_tables_dirty = self.dirty
 
     def _version(self, name: Name) -> tuple[TableSchema, TableSchema, Callable[[dict], dict]]:
         schema = self.schemas[name]
@@ -145,6 +150,7 @@ class ProjectedTruth(TableStates):
         self._add(name, key, row, carried)
 
     def _apply_ddl(self, ddl: DDL) -> None:
+        self._txn_tables.clear()
         self._in_ddl = True
         try:
             super()._apply_ddl(ddl)
@@ -183,10 +189,14 @@ class ProjectedTruth(TableStates):
         if any(name not in rows for name in names):
             self.check_tables(txn)  # refuses it, before any change
         # _take, _give, _drop, _add and _count in line, with what they look up per table looked up
-        # once per transaction: every row change of the stream comes here, and the calls were half
-        # the time of applying one. The order is theirs: every old image goes, then every new one.
-        tables: dict[Name, tuple] = {}
+        # once (until a DDL or a checkpoint): every row change of the stream comes here, and the calls
+        # were half the time of applying one. The order is theirs: every old image goes, then every
+        # new one.
+        tables = self._txn_tables
         schemas, projs, counts, dirty, hidden = self.schemas, self.proj, self.counts, self.dirty, self.hidden
+        if self._txn_tables_dirty is not dirty:
+            tables.clear()
+            self._txn_tables_dirty = dirty
         for name in names:
             if name not in tables:
                 _, view, project = self._version(name)
