@@ -5,7 +5,8 @@
   every column of the fidelity matrix;
 - `row_projection` of model rows (binary values as bytes) against it of their truth-file form;
 - Debezium's `column_projector`, which gives most strings and integers back without the round
-  trip, against `project_column`, over every type and all its edge values and some of other types;
+  trip, against `project_column`, over every type and all its edge values and some of other types,
+  also when the values come again and its memo of round trips answers;
 - the options parsers that remember their last result (protocols/common/wire.py `remembers_last`)
   against parsing afresh, also when the mapping changes in place between two calls.
 """
@@ -88,6 +89,22 @@ def test_debezium_column_projector_is_project_column(matrix_column) -> None:
         column = Column("c", t, True)
         project = column_projector(column, options)
         for value in [value_to_json(t, v) for v in edge_values(t)] + foreign:
+            assert _outcome(project, value) == _outcome(project_column, column, value, options), (t.sql(), value)
+
+
+@pytest.mark.parametrize("matrix_column", [c for c in COLUMNS if c.protocol.startswith("debezium")],
+                         ids=lambda c: c.name)
+def test_debezium_column_projector_remembers_what_it_projected(matrix_column) -> None:
+    """The memo of round-trip results gives what the round trip gives: every value projected twice
+    (the second time from the memo), with a bound small enough that the memo is emptied often,
+    and 1, True and 1.0 (one dict key) each their own projection."""
+    options = matrix_column.options()
+    mixed = [1, True, 1.0, 0, False, 0.0, -0.0, "1", "0"]
+    for t in TYPES:
+        column = Column("c", t, True)
+        project = column_projector(column, options, remembered=3)
+        values = [value_to_json(t, v) for v in edge_values(t)] + mixed
+        for value in values + values[::-1] + values:
             assert _outcome(project, value) == _outcome(project_column, column, value, options), (t.sql(), value)
 
 

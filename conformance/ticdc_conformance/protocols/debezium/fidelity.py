@@ -55,16 +55,40 @@ def project_column(column: Column, value: Any, options: Optional[dict] = None) -
     return project_value(column.type, value, options)
 
 
-def column_projector(column: Column, options: Optional[dict] = None) -> Callable[[Any], Any]:
-    """`project_column` of one column, its field spec and its NULL's projection worked out once."""
+# How many round-trip results a column projector keeps. An UPDATE mostly writes a row's other
+# columns back as they were, so the same DATETIME or base64 value is projected again soon after;
+# a bound keeps the memory flat whatever the stream holds.
+REMEMBERED = 4096
+
+
+def column_projector(column: Column, options: Optional[dict] = None,
+                     remembered: int = REMEMBERED) -> Callable[[Any], Any]:
+    """`project_column` of one column, its field spec and its NULL's projection worked out once.
+    A value that takes the round trip and is a string or an integer (nearly every one: temporal
+    text, DECIMAL text, base64, BIT) keeps its projection for the next time it comes, up to
+    `remembered` values: the round trip is a function of the value alone once the column and the
+    options are fixed. The exact type is checked, as 1, 1.0 and True are one dict key; a float is
+    not kept, as 0.0 and -0.0 are one key too."""
     t, opts = column.type, parse_options(options)
     spec = spec_or_none(t, opts)
     null: list = []  # the projection of NULL, once a NULL came (a default may not encode)
     unchanged = _unchanged(t, spec)
+    memo: dict[Any, Any] = {}
 
     def project(value: Any) -> Any:
         if value is not None:
-            return value if unchanged(value) else _projected(t, spec, value, opts)
+            if unchanged(value):
+                return value
+            kind = type(value)
+            if kind is not str and kind is not int:
+                return _projected(t, spec, value, opts)
+            out = memo.get(value, memo)  # the memo itself stands for a miss: no projection is it
+            if out is memo:
+                out = _projected(t, spec, value, opts)
+                if len(memo) >= remembered:
+                    memo.clear()  # the oldest values are likely gone for good; cheaper than an LRU
+                memo[value] = out
+            return out
         if not null:
             null.append(project_column(column, None, options))
         return null[0]
