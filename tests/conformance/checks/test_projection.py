@@ -3,7 +3,8 @@
 - checks/projection.py `row_projection` (resolved once per table version) against
   `project_truth_row` (resolved per row), over every type of the catalogue and its edge values, in
   every column of the fidelity matrix;
-- `row_projection` of model rows (binary values as bytes) against it of their truth-file form;
+- `row_projection` of model rows (binary values as bytes) against it of their truth-file form, and
+  in a view of some of the columns against `project_truth_row` of the whole row's truth-file form;
 - Debezium's `column_projector`, which gives most strings and integers back without the round
   trip, against `project_column`, over every type and all its edge values and some of other types,
   also when the values come again and its memo of round trips answers;
@@ -12,6 +13,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import orjson
@@ -67,6 +69,24 @@ def test_row_projection_of_model_rows_is_of_their_truth_form(matrix_column) -> N
     for i in range(min(24, max(len(v) for v in models.values()))):
         row = {"id": i, **{name: values[i % len(values)] for name, values in models.items()}}
         want = plain(row_to_json(table, row))
+        got = of_model(row)
+        assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(want, option=orjson.OPT_SORT_KEYS)
+        assert list(got) == list(want)
+
+
+@pytest.mark.parametrize("matrix_column", COLUMNS, ids=lambda c: c.name)
+def test_row_projection_of_model_rows_in_a_view(matrix_column) -> None:
+    """What checks/upstream_history.py projects a model row with, for a view of some of the
+    table's columns (column selectors, the key columns), against project_truth_row of the whole
+    row's truth-file form."""
+    table = _table()
+    options = matrix_column.options()
+    view = dataclasses.replace(table, columns=table.columns[::3])
+    of_model = row_projection(view, matrix_column.protocol, options, model_rows=True)
+    models = {c.name: edge_values(c.type) for c in table.columns[1:]}
+    for i in range(min(24, max(len(v) for v in models.values()))):
+        row = {"id": i, **{name: values[i % len(values)] for name, values in models.items()}}
+        want = project_truth_row(view, row_to_json(table, row), matrix_column.protocol, options)
         got = of_model(row)
         assert orjson.dumps(got, option=orjson.OPT_SORT_KEYS) == orjson.dumps(want, option=orjson.OPT_SORT_KEYS)
         assert list(got) == list(want)
