@@ -7,7 +7,8 @@
   in a view of some of the columns against `project_truth_row` of the whole row's truth-file form;
 - Debezium's `column_projector`, which gives most strings and integers back without the round
   trip, against `project_column`, over every type and all its edge values and some of other types,
-  also when the values come again and its memo of round trips answers;
+  also when the values come again and its memo of round trips answers, and the round trips it
+  folds into one step (DATETIME, DECIMAL and DOUBLE) against the encoding and the decoding;
 - the options parsers that remember their last result (protocols/common/wire.py `remembers_last`)
   against parsing afresh, also when the mapping changes in place between two calls.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import random
 
 import orjson
 import pytest
@@ -23,7 +25,8 @@ from ticdc_conformance.checks.projection import row_projection
 from ticdc_conformance.fidelity.matrix import COLUMNS, edge_values
 from ticdc_conformance.protocols.canal_json.options import parse_options as canal_options
 from ticdc_conformance.protocols.common.projection import project_truth_row
-from ticdc_conformance.protocols.debezium.fidelity import column_projector, project_column
+from ticdc_conformance.protocols.debezium import temporal
+from ticdc_conformance.protocols.debezium.fidelity import column_projector, project_column, project_value
 from ticdc_conformance.protocols.debezium.options import parse_options as debezium_options
 from ticdc_contract.canonical import row_to_json, value_to_json
 from ticdc_contract.model import Column, Index, TableSchema
@@ -126,6 +129,48 @@ def test_debezium_column_projector_remembers_what_it_projected(matrix_column) ->
         values = [value_to_json(t, v) for v in edge_values(t)] + mixed
         for value in values + values[::-1] + values:
             assert _outcome(project, value) == _outcome(project_column, column, value, options), (t.sql(), value)
+
+
+def _random_datetimes(rng: random.Random, n: int) -> list[str]:
+    """DATETIME texts of every year width the shift treats apart, before and after the epoch,
+    with 0 to 6 fraction digits, and zero or impossible dates (TiCDC sends those as null)."""
+    out = []
+    for _ in range(n):
+        year = rng.choice([0, 1, 69, 70, 99, 100, 1969, 1970, rng.randint(0, 9999)])
+        month, day = rng.choice([(0, 0), (2, 29), (2, 30), (rng.randint(1, 12), rng.randint(1, 28))])
+        text = f"{year:04d}-{month:02d}-{day:02d} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:" \
+               f"{rng.randint(0, 59):02d}"
+        digits = rng.randint(0, 6)
+        out.append(text + ("." + "".join(rng.choice("0123456789") for _ in range(digits)) if digits else ""))
+    return out
+
+
+@pytest.mark.parametrize("fsp", range(7))
+def test_datetime_read_back_is_the_epoch_round_trip(fsp) -> None:
+    rng = random.Random(fsp)
+    unit, digits = (1000, 3) if fsp <= 3 else (1, 6)
+    for text in _random_datetimes(rng, 3000) + ["2024-01-01", "2024-01-01 00:00:00.", "not a datetime"]:
+        def slow(text: str = text) -> object:
+            epoch = temporal.datetime_text_to_epoch(text, fsp)
+            return None if epoch is None else temporal.epoch_to_text(epoch, unit, digits)
+        assert _outcome(temporal.datetime_read_back, text, fsp) == _outcome(slow), text
+
+
+def test_debezium_double_round_trip_is_float_of_the_value() -> None:
+    """DECIMAL and DOUBLE values, integral ones of every size, zeros of both signs, and what
+    float() refuses or reads oddly, against project_value (the encoding and the decoding)."""
+    rng = random.Random(7)
+    texts = ["0", "-0", "0.0000", "-0.0000", "1e21", "-1e-7", "1e500", "nan", "1_0", " 2.5 ", "x", "",
+             "18446744073709551615", "9223372036854775807", "-9223372036854775809", "123456789012345678901234"]
+    texts += [f"{rng.randint(-10**18, 10**18)}.{rng.randint(0, 9999):04d}" for _ in range(2000)]
+    texts += [str(rng.randint(-10**25, 10**25)) for _ in range(500)]
+    values: list = texts + [float(t) for t in texts[-2500:]] + [0.0, -0.0, 2**64, -(2**63), True, 1.5, None]
+    for t in [x for x in TYPES if x.base in ("decimal", "double")]:
+        for options in ({"enable-tidb-extension": True}, {"debezium-disable-schema": True}):
+            project = column_projector(Column("c", t, True), options)
+            for value in values:
+                want = _outcome(project_value, t, value, options)
+                assert _outcome(project, value) == want, (t.sql(), value)
 
 
 @pytest.mark.parametrize("parse", [canal_options, debezium_options], ids=["canal-json", "debezium"])

@@ -162,6 +162,18 @@ def datetime_text_to_epoch(text: str, fsp: int) -> Optional[int]:
     return micros // 1000 if fsp <= 3 else micros
 
 
+def datetime_read_back(text: str, fsp: int) -> Optional[str]:
+    """`epoch_to_text` of `datetime_text_to_epoch(text, fsp)` in the unit the fsp picks, without
+    the epoch: the parsed DATETIME (its year shifted) printed with the unit's digits. The epoch and
+    every second are whole milliseconds, so flooring the epoch to the millisecond cuts the
+    microseconds below it, as the 3-digit print does; years 100-9999 (after the shift) never
+    overflow. None for what TiCDC sends as null."""
+    dt = _parse_datetime(text)
+    if dt is None:
+        return None
+    return dt.isoformat(" ", "milliseconds" if fsp <= 3 else "microseconds")
+
+
 def timestamp_text_to_zoned(text: str, fsp: int, zone: tzinfo) -> str:
     """The UTC string TiCDC writes for a TIMESTAMP printed in the upstream zone."""
     m = _DATETIME_RE.fullmatch(text)
