@@ -24,10 +24,10 @@ def row_projection(table: TableSchema, protocol: str, options: dict,
     columns = [c for c in table.columns if not c.is_virtual]
     by_column = spec.project_column
     if by_column is not None and spec.column_projector is not None:
-        # A model row's binary value goes to base64 in its column's projector, rather than the whole
-        # row through row_to_json first: the same values, without a copy of every row.
-        resolved = [(c.name, _model_column(c.type.is_binary and model_rows, spec.column_projector(c, options)))
-                    for c in columns]
+        # A model row's binary value is projected from its bytes by its column's projector, rather
+        # than the whole row put through row_to_json first: the same values, without a copy of
+        # every row.
+        resolved = [(c.name, spec.column_projector(c, options, model_values=model_rows)) for c in columns]
         return lambda row: {name: project(row.get(name)) for name, project in resolved}
     if model_rows and any(c.type.is_binary for c in columns) and spec.value_projector is None:
         plain = row_projection(table, protocol, options)
@@ -68,11 +68,3 @@ def _of_model(binary: bool, project: Optional[Callable[[Any], Any]]) -> Optional
     if project is None:
         return _base64
     return lambda value: project(_base64(value))
-
-
-def _model_column(binary: bool, project: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A column projector of model values: a binary one's non-NULL value goes to base64
-    (row_to_json) first; NULL is the projector's to make (it may be the column's DEFAULT)."""
-    if not binary:
-        return project
-    return lambda value: project(None if value is None else _base64(value))

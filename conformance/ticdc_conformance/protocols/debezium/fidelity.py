@@ -10,6 +10,7 @@ decoder), "lossy" otherwise; Debezium carries every column, so nothing is "absen
 from __future__ import annotations
 
 import base64
+from binascii import b2a_base64
 from typing import Any, Callable, Optional
 
 from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
@@ -61,14 +62,16 @@ def project_column(column: Column, value: Any, options: Optional[dict] = None) -
 REMEMBERED = 4096
 
 
-def column_projector(column: Column, options: Optional[dict] = None,
+def column_projector(column: Column, options: Optional[dict] = None, model_values: bool = False,
                      remembered: int = REMEMBERED) -> Callable[[Any], Any]:
     """`project_column` of one column, its field spec and its NULL's projection worked out once.
     A value that takes the round trip and is a string or an integer (nearly every one: temporal
     text, DECIMAL text, base64, BIT) keeps its projection for the next time it comes, up to
     `remembered` values: the round trip is a function of the value alone once the column and the
     options are fixed. The exact type is checked, as 1, 1.0 and True are one dict key; a float is
-    not kept, as 0.0 and -0.0 are one key too."""
+    not kept, as 0.0 and -0.0 are one key too.
+    `model_values`: the values are the model's, a binary column's bytes rather than the truth
+    files' base64 (ticdc_contract.canonical); they are projected as their truth-file form is."""
     t, opts = column.type, parse_options(options)
     spec = spec_or_none(t, opts)
     null: list = []  # the projection of NULL, once a NULL came (a default may not encode)
@@ -93,7 +96,13 @@ def column_projector(column: Column, options: Optional[dict] = None,
         if not null:
             null.append(project_column(column, None, options))
         return null[0]
-    return project
+
+    def project_bytes(value: Any) -> Any:
+        # The truth-file form of bytes is their canonical base64, which TiCDC writes as it is
+        # (wire_value) and the decoder gives back as it is: without the descriptor or tidb_type
+        # it keeps the text, with them it re-encodes what it decodes, the same canonical text.
+        return project(None) if value is None else b2a_base64(value, newline=False).decode("ascii")
+    return project_bytes if model_values and t.is_binary else project
 
 
 def _round_trip(t: TiDBType, spec: Optional[FieldSpec], opts: DebeziumOptions) -> Callable[[Any], Any]:
