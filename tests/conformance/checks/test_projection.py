@@ -149,7 +149,10 @@ def _random_datetimes(rng: random.Random, n: int) -> list[str]:
 def test_datetime_read_back_is_the_epoch_round_trip(fsp) -> None:
     rng = random.Random(fsp)
     unit, digits = (1000, 3) if fsp <= 3 else (1, 6)
-    for text in _random_datetimes(rng, 3000) + ["2024-01-01", "2024-01-01 00:00:00.", "not a datetime"]:
+    odd = ["2024-01-01", "2024-01-01 00:00:00.", "not a datetime", "2024-01-01T00:00:00.000",
+           "2024-01-01 00:00:00,000", "2024-01-01 00:00:00.000+01:00", "2024-01-01 00:00:00.000000Z",
+           "2024-01-01 24:00:00.000", "2024-01-01 23:59:60.000", "0099-12-31 23:59:59.999", "٢٠٢٤-01-01 00:00:00.000"]
+    for text in _random_datetimes(rng, 3000) + odd:
         def slow(text: str = text) -> object:
             epoch = temporal.datetime_text_to_epoch(text, fsp)
             return None if epoch is None else temporal.epoch_to_text(epoch, unit, digits)
