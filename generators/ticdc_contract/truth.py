@@ -96,24 +96,9 @@ class _RowReader:
     columns, in its order, becomes the row as it is, its binary values decoded in place."""
 
     def __init__(self, t: TableSchema) -> None:
-        self.table, self.names = t, t.column_names
-        self.binary = tuple(c.name for c in t.columns if c.type.is_binary)
+        self.table = t
+        self.read = _image_reader(t.column_names, tuple(c.name for c in t.columns if c.type.is_binary))
         self.keyless = not t.handle_key
-
-    def __call__(self, image: Optional[dict[str, Any]], row_id: Optional[int]) -> Optional[Row]:
-        if image is None:
-            return None
-        if tuple(image) == self.names:  # nearly always: the truth writer writes every column in order
-            row = image
-        else:  # the version's columns in its order; a missing one is the KeyError it always was
-            row = {name: image[name] for name in self.names}
-        for name in self.binary:
-            value = row[name]
-            if value is not None:
-                row[name] = a2b_base64(value)  # base64.b64decode's own step, without its Python wrapper
-        if row_id is not None:
-            row[ROWID] = row_id
-        return row
 
     def change(self, line: dict[str, Any]) -> Optional[RowChange]:
         """The change a history line's entry holds; None for a change to a table without a handle
@@ -121,9 +106,27 @@ class _RowReader:
         row_id = line.get("row_id")
         if row_id is None and self.keyless:
             return None
-        before, after = line["before"], line["after"]
-        return _row_change(self.table, _OPS[line["op"]], None if before is None else self(before, row_id),
-                           None if after is None else self(after, row_id))
+        before, after, read = line["before"], line["after"], self.read
+        return _row_change(self.table, _OPS[line["op"]], None if before is None else read(before, row_id),
+                           None if after is None else read(after, row_id))
+
+
+def _image_reader(names: tuple[str, ...], binary: tuple[str, ...]) -> Callable[[dict[str, Any], Optional[int]], Row]:
+    """The row of one table version an image (not NULL) holds, and its hidden row ID if any. A
+    function with the version's names bound, not a method: every image of the history comes here."""
+    def read(image: dict[str, Any], row_id: Optional[int]) -> Row:
+        if tuple(image) == names:  # nearly always: the truth writer writes every column in order
+            row = image
+        else:  # the version's columns in its order; a missing one is the KeyError it always was
+            row = {name: image[name] for name in names}
+        for name in binary:
+            value = row[name]
+            if value is not None:
+                row[name] = a2b_base64(value)  # base64.b64decode's own step, without its Python wrapper
+        if row_id is not None:
+            row[ROWID] = row_id
+        return row
+    return read
 
 
 def _row_change(table: TableSchema, op: Op, before: Optional[Row], after: Optional[Row]) -> RowChange:
