@@ -91,30 +91,54 @@ def txn_line_bytes(txn: Transaction) -> bytes:
 
 
 class _RowReader:
-    """Reads the rows of one table version from truth-file images: the canonical JSON form is the
-    model's form but for binary columns (base64), so an image with exactly the version's columns,
-    in its order, becomes the row as it is, its binary values decoded in place."""
+    """Reads the row changes of one table version from truth-file lines: the canonical JSON form is
+    the model's form but for binary columns (base64), so an image with exactly the version's
+    columns, in its order, becomes the row as it is, its binary values decoded in place."""
 
     def __init__(self, t: TableSchema) -> None:
-        self.table, self.names = t, t.column_names
-        self.binary = tuple(c.name for c in t.columns if c.type.is_binary)
+        self.table = t
+        self.read = _image_reader(t.column_names, tuple(c.name for c in t.columns if c.type.is_binary))
+        self.keyless = not t.handle_key
 
-    def __call__(self, image: Optional[dict[str, Any]], row_id: Optional[int]) -> Optional[Row]:
-        if image is None:
+    def change(self, line: dict[str, Any]) -> Optional[RowChange]:
+        """The change a history line's entry holds; None for a change to a table without a handle
+        key that names no row ID (a truth written by an older generator)."""
+        row_id = line.get("row_id")
+        if row_id is None and self.keyless:
             return None
-        if tuple(image) == self.names:  # nearly always: the truth writer writes every column in order
+        before, after, read = line["before"], line["after"], self.read
+        return _row_change(self.table, _OPS[line["op"]], None if before is None else read(before, row_id),
+                           None if after is None else read(after, row_id))
+
+
+def _image_reader(names: tuple[str, ...], binary: tuple[str, ...]) -> Callable[[dict[str, Any], Optional[int]], Row]:
+    """The row of one table version an image (not NULL) holds, and its hidden row ID if any. A
+    function with the version's names bound, not a method: every image of the history comes here."""
+    def read(image: dict[str, Any], row_id: Optional[int]) -> Row:
+        if tuple(image) == names:  # nearly always: the truth writer writes every column in order
             row = image
         else:  # the version's columns in its order; a missing one is the KeyError it always was
-            row = {name: image[name] for name in self.names}
-        for name in self.binary:
+            row = {name: image[name] for name in names}
+        for name in binary:
             value = row[name]
             if value is not None:
                 row[name] = a2b_base64(value)  # base64.b64decode's own step, without its Python wrapper
         if row_id is not None:
             row[ROWID] = row_id
         return row
+    return read
 
 
+def _row_change(table: TableSchema, op: Op, before: Optional[Row], after: Optional[Row]) -> RowChange:
+    """RowChange(table, op, before, after), its fields set as the frozen dataclass's __init__ sets
+    them but without its object.__setattr__ call per field: every row change of a history read
+    back is made here (tests/contract/test_truth.py reads every scenario back equal)."""
+    change = _new(RowChange)
+    change.__dict__.update(table=table, op=op, before=before, after=after)
+    return change
+
+
+_new = object.__new__
 _OPS = {op.value: op for op in Op}
 
 
@@ -132,21 +156,20 @@ def read_history(directory: Path) -> Iterator[DDL | Transaction]:
     after it is its tables.ndjson line (one per DDL with a table after it, in history order)."""
     directory = Path(directory)
     tables: dict[str, TableSchema] = {}  # qualified name -> the version rows are written under
-    readers: dict[str, _RowReader] = {}  # qualified name -> the row reader of that version
+    readers: dict[str, _RowReader] = {}  # qualified name -> the row reader of its version in force
     with open(directory / "tables.ndjson", "rb") as versions, open(directory / "history.ndjson", "rb") as lines:
         for n, raw in enumerate(lines, 1):
             line = orjson.loads(raw)
             if line["kind"] == "txn":
                 changes = []
                 for ch in line["changes"]:
-                    t = tables[ch["table"]]
                     read = readers.get(ch["table"])
-                    if read is None or read.table is not t:
-                        read = readers[ch["table"]] = _RowReader(t)
-                    row_id = ch.get("row_id")
-                    if row_id is None and not t.handle_key:
+                    if read is None:  # the first change to the table since the last DDL
+                        read = readers[ch["table"]] = _RowReader(tables[ch["table"]])
+                    change = read.change(ch)
+                    if change is None:
                         raise _older(directory, n, "row_id for a change to a table without a handle key")
-                    changes.append(RowChange(t, _OPS[ch["op"]], read(ch["before"], row_id), read(ch["after"], row_id)))
+                    changes.append(change)
                 yield Transaction(line["start_ts"], line["commit_ts"], tuple(changes))
                 continue
             if "table_before" not in line:
@@ -161,6 +184,7 @@ def read_history(directory: Path) -> Iterator[DDL | Transaction]:
                       after, before, {name: value_from_json(types[name], v) for name, v in line["backfill"].items()},
                       other_before, other_after)
             _follow(tables, ddl)
+            readers.clear()  # only a DDL changes a table's version: its rows are read anew after it
             yield ddl
 
 

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from ticdc_conformance.checks.checkpoints import check_checkpoints
-from ticdc_conformance.checks.differential import check_final_state, load_truth_tables, project_truth_row
+from ticdc_conformance.checks.differential import check_final_state, load_truth_tables
 from ticdc_conformance.checks.locate import decoded_events, locate_findings, record_coordinates
 from ticdc_conformance.checks.selection import consumer_table, selectors
 from ticdc_conformance.consumers.sequential.consumer import LocalConsumer, consume_local
+from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_contract.canonical import key_order_token
 from ticdc_generators.pipeline import config_for, generate
 

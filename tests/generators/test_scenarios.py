@@ -8,10 +8,10 @@ import orjson
 import pytest
 
 from tests.conftest import CLI, ROOT
-from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.checks.key_updates import delivered_changes
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_contract.canonical import value_to_json
 from ticdc_contract.model import DDL, DDLType, Op, Transaction
 from ticdc_contract.state import replay

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from tests.helpers import kafka_record
-from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_generators.sink.config import SinkConfig
 from ticdc_generators.sink.events import BootstrapEvent
 

@@ -16,7 +16,6 @@ import orjson
 
 from ticdc_conformance.consumers.output import final_file_name
 from ticdc_conformance.findings.finding import APPLIED_TWICE, Finding, row_diff
-from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from ticdc_contract.canonical import key_order_token
 from ticdc_contract.model import TableSchema
@@ -25,6 +24,7 @@ from ticdc_contract.schema_json import table_from_json
 from .arrival_order import excuse_undecidable
 from .causes import ask, explain, foreign_table, is_surplus
 from .projected_truth import written_finals
+from .projection import row_projection
 from .selection import consumer_table, selectors, unjudged_columns
 from .upstream_history import RowQuestions, trace
 from .value_forms import normalise_rows
@@ -180,7 +180,7 @@ def check_final_state(truth: Path, consumer_out: Path, protocol: str, options: d
             upstream, expected = written[qname]
         else:
             upstream = read_rows(expected_path)
-            expected = [project_truth_row(t, r, protocol, options) for r in upstream]
+            expected = list(map(row_projection(t, protocol, options), upstream))
         actual_path = Path(consumer_out) / "final" / final_file_name(t.schema, t.table)
         # Virtual generated and unselected columns never reach a consumer; what it writes there is not judged.
         hidden = unjudged_columns(tables[qname], chosen)

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import orjson
 
-from ticdc_conformance.protocols.common.projection import project_truth_row, projection_options
-from ticdc_contract.canonical import key_order_token, row_to_json
+from ticdc_conformance.protocols.common.projection import projection_options
+from ticdc_contract.canonical import key_order_token
 from ticdc_contract.model import DDL, DDLType, Row, TableSchema, Transaction
 from ticdc_contract.state import TableStates
 from ticdc_contract.truth import read_history
 
+from .projection import row_projection
 from .selection import consumer_table, selectors
 
 Name = tuple[str, str]
@@ -170,18 +171,21 @@ class _Tracker(TableStates):
         self._ts = 0
         self._ddl: Optional[DDL] = None
         self._txn_causes: dict[tuple[Name, tuple], tuple[str, Optional[Row]]] = {}
-        self._views: dict[Name, tuple[TableSchema, TableSchema, TableSchema]] = {}  # schema, its view, key columns
+        # Per table: the schema version, its row projection and that of its key columns.
+        self._views: dict[Name, tuple[TableSchema, Callable[[Row], dict], Callable[[Row], dict]]] = {}
 
     def _projected(self, name: Name, row: Row, whole: bool) -> dict:
         schema = self.schemas[name]
         cached = self._views.get(name)
-        if cached is None or cached[0] is not schema:  # a new schema version: its views once
+        if cached is None or cached[0] is not schema:  # a new schema version: its projections once
             view = consumer_table(schema, self.chosen)
             cols = self.key_columns.get(qualified(name), ())
             keys = replace(view, columns=tuple(c for c in view.columns if c.name in cols)) if cols else view
-            cached = self._views[name] = (schema, view, keys)
-        return project_truth_row(cached[1] if whole else cached[2], row_to_json(schema, row), self.protocol,
-                                 self.options)
+            whole_row = row_projection(view, self.protocol, self.options, model_rows=True)
+            key_row = row_projection(keys, self.protocol, self.options, model_rows=True) if cols else whole_row
+            cached = self._views[name] = (schema, whole_row, key_row)
+        # project_truth_row of the row's truth-file form (row_to_json), for the view's columns
+        return (cached[1] if whole else cached[2])(row)
 
     def _token(self, name: Name, row: Row) -> Optional[str]:
         cols = self.key_columns.get(qualified(name), ())

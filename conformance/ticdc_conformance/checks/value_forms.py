@@ -442,7 +442,17 @@ def _key_values(handle: tuple[str, ...], columns: dict[str, ColumnForms]) -> Opt
         only = handle[0]
         if only not in columns:
             return lambda row: [row.get(only)]
-        normalise = columns[only].normalise
+        forms = columns[only]
+        normalise = forms.normalise
+        if forms.number == "integer" and not forms.forms:
+            # An integer key carried as a JSON integer (most keys): normalise gives an int back as
+            # it is (as_integer), so only another value is read through it.
+            def integer_key(row: dict) -> list:
+                if only not in row:
+                    return [None]
+                value = row[only]
+                return [value if type(value) is int else normalise(value)]
+            return integer_key
         return lambda row: [normalise(row[only])] if only in row else [None]
     if not any(c in columns for c in handle):
         return lambda row: [row.get(c) for c in handle]

@@ -86,15 +86,16 @@ def test_shortcuts_leave_the_verdict(case, out, monkeypatch) -> None:
 
 
 def test_key_reader_is_key_values_in_general(case) -> None:
-    """The key readers a table's key columns make (none normalised, one, several) give what the
-    general form of every key column gives."""
+    """The key readers a table's key columns make (none normalised, one, an integer one, several)
+    give what the general form of every key column gives, for values of any JSON type."""
     _, manifest = case
     columns = (Column("id", int_type("bigint"), nullable=False), Column("d", TiDBType("double"), nullable=False),
                Column("name", varchar(8), nullable=False))
     for key in (("id",), ("d",), ("id", "d"), ("id", "name")):
         table = TableSchema("s", "t", 1, columns, (Index("PRIMARY", key, primary=True),), 1)
         forms = value_forms.RowForms(table, manifest["protocol"], {})
-        for row in ({"id": 1, "d": 2.5, "name": "a"}, {"id": 1.0, "d": 2, "name": "b"}, {"id": 3}, {}):
+        for row in ({"id": 1, "d": 2.5, "name": "a"}, {"id": 1.0, "d": 2, "name": "b"}, {"id": 3}, {},
+                    {"id": True, "d": 1.0}, {"id": "7", "d": "x"}, {"id": 2**64 - 1, "d": None}, {"id": None}):
             general = [forms.columns[c].normalise(row[c]) if c in forms.columns and c in row else row.get(c)
                        for c in key]
             assert orjson.dumps(forms.key_values(row)) == orjson.dumps(general)  # 1.0 is not 1 here

@@ -30,12 +30,12 @@ import orjson
 import pytest
 
 from tests.helpers import assert_decode_error, kafka_record
-from ticdc_conformance.checks.differential import project_truth_row
 from ticdc_conformance.consumers.sequential.consumer import merged_records
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedRow
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.claim_check import ClaimCheckStore, claim_check_options
+from ticdc_conformance.protocols.common.projection import project_truth_row
 from ticdc_conformance.protocols.common.snapshot import SNAPSHOT_LOOKUP, SnapshotUnavailable, TruthSnapshot
 from ticdc_contract.model import DDL, Column, DDLType, Index, Op, RowChange, TableSchema, Transaction
 from ticdc_contract.record import KafkaRecord

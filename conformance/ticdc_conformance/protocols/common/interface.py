@@ -122,5 +122,6 @@ class ProtocolSpec:
     # check projects every row version upstream writes (checks/projection.py); without this it asks
     # `project_value` per value.
     value_projector: Optional[Callable[..., Optional[Callable[[Any], Any]]]] = None
-    # `project_column` of one column, resolved once: (Column, options) -> a function of any value.
+    # `project_column` of one column, resolved once: (Column, options, model_values=False) -> a
+    # function of any value; `model_values`: a binary column's values come as the model's bytes.
     column_projector: Optional[Callable[..., Callable[[Any], Any]]] = None

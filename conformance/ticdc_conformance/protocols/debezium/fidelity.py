@@ -10,6 +10,7 @@ decoder), "lossy" otherwise; Debezium carries every column, so nothing is "absen
 from __future__ import annotations
 
 import base64
+from binascii import b2a_base64
 from typing import Any, Callable, Optional
 
 from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
@@ -55,20 +56,81 @@ def project_column(column: Column, value: Any, options: Optional[dict] = None) -
     return project_value(column.type, value, options)
 
 
-def column_projector(column: Column, options: Optional[dict] = None) -> Callable[[Any], Any]:
-    """`project_column` of one column, its field spec and its NULL's projection worked out once."""
+# How many round-trip results a column projector keeps. An UPDATE mostly writes a row's other
+# columns back as they were, so the same DATETIME or base64 value is projected again soon after;
+# a bound keeps the memory flat whatever the stream holds.
+REMEMBERED = 4096
+
+
+def column_projector(column: Column, options: Optional[dict] = None, model_values: bool = False,
+                     remembered: int = REMEMBERED) -> Callable[[Any], Any]:
+    """`project_column` of one column, its field spec and its NULL's projection worked out once.
+    A value that takes the round trip and is a string or an integer (nearly every one: temporal
+    text, DECIMAL text, base64, BIT) keeps its projection for the next time it comes, up to
+    `remembered` values: the round trip is a function of the value alone once the column and the
+    options are fixed. The exact type is checked, as 1, 1.0 and True are one dict key; a float is
+    not kept, as 0.0 and -0.0 are one key too.
+    `model_values`: the values are the model's, a binary column's bytes rather than the truth
+    files' base64 (ticdc_contract.canonical); they are projected as their truth-file form is."""
     t, opts = column.type, parse_options(options)
     spec = spec_or_none(t, opts)
     null: list = []  # the projection of NULL, once a NULL came (a default may not encode)
     unchanged = _unchanged(t, spec)
+    round_trip = _round_trip(t, spec, opts)
+    memo: dict[Any, Any] = {}
 
     def project(value: Any) -> Any:
         if value is not None:
-            return value if unchanged(value) else _projected(t, spec, value, opts)
+            if unchanged(value):
+                return value
+            kind = type(value)
+            if kind is not str and kind is not int:
+                return round_trip(value)
+            out = memo.get(value, memo)  # the memo itself stands for a miss: no projection is it
+            if out is memo:
+                out = round_trip(value)
+                if len(memo) >= remembered:
+                    memo.clear()  # the oldest values are likely gone for good; cheaper than an LRU
+                memo[value] = out
+            return out
         if not null:
             null.append(project_column(column, None, options))
         return null[0]
-    return project
+
+    def project_bytes(value: Any) -> Any:
+        # The truth-file form of bytes is their canonical base64, which TiCDC writes as it is
+        # (wire_value) and the decoder gives back as it is: without the descriptor or tidb_type
+        # it keeps the text, with them it re-encodes what it decodes, the same canonical text.
+        return project(None) if value is None else b2a_base64(value, newline=False).decode("ascii")
+    return project_bytes if model_values and t.is_binary else project
+
+
+def _round_trip(t: TiDBType, spec: Optional[FieldSpec], opts: DebeziumOptions) -> Callable[[Any], Any]:
+    """`_projected` of a non-NULL value of the column, the encoding and the decoding folded into
+    one step for the types whose values most often take it, when the descriptor is written:
+    - DECIMAL and DOUBLE travel as go_json_float(float(v)) and read back as float() of that, which
+      is float(v) itself (Go's shortest digits read back to the same double, an integral one as an
+      integer that float() makes the same double again) but for -0.0, written as 0;
+    - DATETIME travels as epoch ms or us and reads back printed (temporal.datetime_read_back).
+    A value these cannot take (not a number, not a DATETIME text) takes `_projected`, which says
+    why. tests/conformance/checks/test_projection.py holds them to `_projected`."""
+    if spec is not None and spec.type == "double" and t.base in ("double", "decimal"):
+        def as_double(value: Any) -> Any:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                return _projected(t, spec, value, opts)
+            return number if number else 0.0  # -0.0 goes out as 0
+        return as_double
+    if spec is not None and t.base == "datetime" and spec.semantic in INT_TEMPORALS:
+        fsp = t.fsp
+
+        def as_datetime(value: Any) -> Any:
+            if type(value) is not str:
+                return _projected(t, spec, value, opts)
+            return temporal.datetime_read_back(value, fsp)
+        return as_datetime
+    return lambda value: _projected(t, spec, value, opts)
 
 
 def _never(value: Any) -> bool:

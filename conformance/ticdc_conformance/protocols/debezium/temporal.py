@@ -162,6 +162,29 @@ def datetime_text_to_epoch(text: str, fsp: int) -> Optional[int]:
     return micros // 1000 if fsp <= 3 else micros
 
 
+def datetime_read_back(text: str, fsp: int) -> Optional[str]:
+    """`epoch_to_text` of `datetime_text_to_epoch(text, fsp)` in the unit the fsp picks, without
+    the epoch: the parsed DATETIME (its year shifted) printed with the unit's digits. The epoch and
+    every second are whole milliseconds, so flooring the epoch to the millisecond cuts the
+    microseconds below it, as the 3-digit print does; years 100-9999 (after the shift) never
+    overflow. None for what TiCDC sends as null.
+    A text that is already that print (most: TiDB prints a DATETIME(3) with 3 digits) is given back
+    as it is once datetime.fromisoformat, which takes more spellings than TiDB's but checks the
+    date in C, reads it as a naive datetime that prints back to the same text; a year below 100
+    is shifted, so it does not count."""
+    timespec = "milliseconds" if fsp <= 3 else "microseconds"
+    try:
+        dt: Optional[datetime] = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        dt = None
+    if dt is not None and dt.tzinfo is None and dt.year >= 100 and dt.isoformat(" ", timespec) == text:
+        return text
+    dt = _parse_datetime(text)
+    if dt is None:
+        return None
+    return dt.isoformat(" ", timespec)
+
+
 def timestamp_text_to_zoned(text: str, fsp: int, zone: tzinfo) -> str:
     """The UTC string TiCDC writes for a TIMESTAMP printed in the upstream zone."""
     m = _DATETIME_RE.fullmatch(text)
