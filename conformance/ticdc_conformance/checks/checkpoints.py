@@ -37,6 +37,7 @@ import orjson
 from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
 from ticdc_conformance.findings.finding import Finding
 from ticdc_conformance.protocols.common.projection import projection_options
+from ticdc_conformance.protocols.common.wire import compact
 from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from ticdc_conformance.young_collections import fewer_young_collections
 from ticdc_contract.model import DDL, Op, TableSchema, Transaction
@@ -44,7 +45,7 @@ from ticdc_contract.model import DDL, Op, TableSchema, Transaction
 from .causes import foreign_table
 from .checkpoint_causes import SinceGood, explain_rows
 from .differential import compare_table, extra_columns
-from .projected_truth import Name, ProjectedTruth, bump_count, comparable, unjudged_by_table
+from .projected_truth import Name, ProjectedTruth, comparable, unjudged_by_table
 from .selection import consumer_table
 from .upstream_history import TableFates, history_events
 from .value_forms import StateForms
@@ -118,9 +119,7 @@ class _States:
                 batch = batches.get((frm, upto))
                 if batch is None:
                     batch = batches[(frm, upto)] = bytearray()
-                batch += b"%d %d " % (seq, table)
-                batch += image
-                batch += b"\n"
+                batch += b"%d %d %b\n" % (seq, table, image)
                 seq += 1
                 size += len(image)
                 if size > self.BATCH_BYTES:
@@ -141,11 +140,10 @@ class _States:
                             ((frm, upto, bytes(batch)) for (frm, upto), batch in batches.items()))
 
     @staticmethod
-    def _records(batch: bytes) -> Iterator[tuple[bytes, int, bytes]]:
-        """A batch's lines, as (seq as written, table, image)."""
-        for record in batch.split(b"\n")[:-1]:
-            seq, table, image = record.split(b" ", 2)
-            yield seq, int(table), image
+    def _records(batch: bytes) -> list[list[bytes]]:
+        """A batch's lines, as [seq, table, image] as written (both numbers still text): one list
+        made by a comprehension, not a generator's step per line."""
+        return [record.split(b" ", 2) for record in batch.split(b"\n")[:-1]]
 
     @staticmethod
     def _lines(path: Path, name: Name, table: int, hidden: frozenset[str]) -> Iterator[tuple]:
@@ -174,7 +172,7 @@ class _States:
         leave = self.leaving.pop(ts, [])
         for (batch,) in self.db.execute("SELECT batch FROM lines WHERE upto = ? AND frm NOT IN "
                                         "(SELECT ts FROM arrived)", (ts,)):
-            leave += [(table, image) for _, table, image in self._records(batch)]
+            leave += [(int(table), image) for _, table, image in self._records(batch)]
         self._count(leave, -1)
         self.db.execute("INSERT INTO arrived VALUES (?)", (ts,))
         arrive = []
@@ -189,7 +187,7 @@ class _States:
                 row = orjson.loads(image)
                 normalised = forms.state_row(name, row, image)
                 # The same object back: nothing restated (the image of `row` is `image`).
-                image = image if normalised is row else comparable(normalised, frozenset())
+                image = image if normalised is row else compact(comparable(normalised, frozenset()))
             arrive.append((table, image))
             if upto is not None and upto > ts:
                 self.leaving[upto].append((table, image))
@@ -199,7 +197,7 @@ class _States:
         """The lines starting at checkpoint `ts`, as (to, table, image)."""
         for upto, batch in self.db.execute("SELECT upto, batch FROM lines WHERE frm = ?", (ts,)):
             for _, table, image in self._records(batch):
-                yield upto, table, image
+                yield upto, int(table), image
 
     def _count(self, lines: list[tuple[int, bytes]], delta: int) -> None:
         current = -1
@@ -207,14 +205,18 @@ class _States:
             if table != current:
                 current, name = table, self.names[table]
                 counts, changed = self.counts[name], self.dirty[name]
-            bump_count(counts, image, delta)
+            n = counts.get(image, 0) + delta  # bump_count in line: every state line comes here twice
+            if n:
+                counts[image] = n
+            else:
+                counts.pop(image, None)
             changed.add(image)
 
     def stray(self, checkpoints: list[int]) -> list[tuple[Name, int, Optional[int]]]:
         """Lines whose from/to are no checkpoint of the applied log, or that end before they start."""
         self.db.execute("CREATE TEMP TABLE cps (ts INTEGER PRIMARY KEY)")
         self.db.executemany("INSERT OR IGNORE INTO cps VALUES (?)", ((t,) for t in checkpoints))
-        found = ((int(seq), table, frm, upto) for frm, upto, batch in self.db.execute(
+        found = ((int(seq), int(table), frm, upto) for frm, upto, batch in self.db.execute(
             "SELECT frm, upto, batch FROM lines WHERE frm NOT IN (SELECT ts FROM cps) "
             "OR (upto IS NOT NULL AND (upto NOT IN (SELECT ts FROM cps) OR upto <= frm))")
             for seq, table, _ in self._records(batch))
@@ -506,7 +508,8 @@ class CheckpointCheck:
     def _txn_findings(self, ts: int, got: Counter, w: int) -> None:
         """The findings of a transaction whose applied row events (`got`, per table and key) are not
         upstream's."""
-        surplus = got - self.truth.expected
+        expected = Counter(self.truth.expected)
+        surplus = got - expected
         # Row events filed under a table upstream does not hold at this commit ts (renamed away,
         # dropped, never created): the cause is what upstream did to that table, not a re-send, and
         # the same keys missing from the upstream table are that one mistake, not a loss.
@@ -518,7 +521,7 @@ class CheckpointCheck:
                               f"{count} row event(s) of the transaction at commit ts {ts} applied to this table, "
                               f"which upstream does not hold then: {self.fates.describe(_qualified(name))}",
                               once=("applied-to", name), commit_ts=ts, checkpoint=w)
-        for (name, key), n in sorted((self.truth.expected - got).items()):
+        for (name, key), n in sorted((expected - got).items()):
             if key in elsewhere:
                 continue
             self.findings.add("CONSUMER-LOSS-1", _qualified(name), _key_list(key),

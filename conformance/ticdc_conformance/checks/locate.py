@@ -20,7 +20,7 @@ import re
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import orjson
 
@@ -28,10 +28,11 @@ from ticdc_conformance.consumers.rules.decode_stage import PartitionDecoders
 from ticdc_conformance.consumers.rules.decoder_options import decoder_options
 from ticdc_conformance.consumers.sequential.consumer import merged_records
 from ticdc_conformance.findings.finding import Finding
-from ticdc_conformance.protocols.common.projection import project_truth_row, projection_options
+from ticdc_conformance.protocols.common.projection import projection_options
 from ticdc_contract.canonical import key_order_token
 
 from .differential import load_truth_tables
+from .projection import row_projection
 from .selection import consumer_table, selectors, unjudged_columns
 
 MAX_COPIES_NAMED = 3
@@ -103,6 +104,8 @@ def _upstream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...
     tables = load_truth_tables(Path(case) / "truth")
     chosen, options = selectors(manifest["sink"]), projection_options(manifest)
     out: dict[tuple[Name, str], list[int]] = defaultdict(list)
+    # Per table: its view's projection, resolved once (checks/projection.py), not per image.
+    projections: dict[Name, Callable[[dict], dict]] = {}
     with open(Path(case) / "truth" / "history.ndjson", "rb") as f:
         for line in f:
             event = orjson.loads(line)
@@ -112,11 +115,14 @@ def _upstream_writes(case: Path, manifest: dict, cols: dict[Name, tuple[str, ...
                 name = ch["table"]
                 if name not in cols or name not in tables:
                     continue
-                view = consumer_table(tables[name], chosen)
+                project = projections.get(name)
+                if project is None:
+                    view = consumer_table(tables[name], chosen)
+                    project = projections[name] = row_projection(view, manifest["protocol"], options)
                 for image in (ch["after"], ch["before"]):
                     if image is None:
                         continue
-                    token = _key(project_truth_row(view, image, manifest["protocol"], options), cols[name])
+                    token = _key(project(image), cols[name])
                     if (name, token) in wanted:
                         out[(name, token)].append(event["commit_ts"])
     return out

@@ -13,6 +13,7 @@ from typing import Callable, Optional
 import orjson
 
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common.wire import compact
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
 from ticdc_contract.schema_json import table_from_json
@@ -42,6 +43,9 @@ def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[st
 
 
 def comparable(row: dict, hidden: frozenset[str]) -> bytes:
+    """The row's image as the tables of both sides count it, sorted keys and `hidden` left out, in
+    orjson's buffer: one that is kept (a held row's, a state line's until its `to`) is kept as a
+    copy of its own size (wire.compact); a state line's image read in is copied into a batch."""
     if not hidden:  # most tables: nothing to leave out
         return orjson.dumps(row, option=_SORTED)
     return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
@@ -86,10 +90,15 @@ class ProjectedTruth(TableStates):
         self.dirty: dict[Name, set[bytes]] = defaultdict(set)  # per table: the images whose count changed
         self._in_ddl = False
         self._stash: dict[tuple, list[tuple[Row, dict, bytes]]] = defaultdict(list)
-        self.expected: Counter = Counter()  # row events of the last transaction, as (table, key)
+        self.expected: dict[tuple[Name, bytes], int] = {}  # row events of the last transaction, per (table, key)
         # Per table name: the schema version last asked about, its view and its row projection.
         # Every row a version sees asks for them, so each version makes them once.
         self._views: dict[Name, tuple[TableSchema, TableSchema, Callable[[dict], dict]]] = {}
+        # Per table name: what _apply_txn looks up for its rows, kept from one transaction to the
+        # next while it stays what it is: a DDL (a new version, a new dict of rows) empties it, as
+        # does a new note of changed images (`dirty` replaced at a checkpoint).
+        self._txn_tables: dict[Name, tuple] = {}
+        self._txn_tables_dirty = self.dirty
 
     def _version(self, name: Name) -> tuple[TableSchema, TableSchema, Callable[[dict], dict]]:
         schema = self.schemas[name]
@@ -121,7 +130,7 @@ class ProjectedTruth(TableStates):
         if carried is not None:
             raw, before, _ = carried
             proj = {c: before[c] if c in before and c in raw and raw[c] == row.get(c) else v for c, v in proj.items()}
-        image = comparable(proj, self.hidden.get(name, frozenset()))
+        image = compact(comparable(proj, self.hidden.get(name, frozenset())))
         # The interpreter's own row (the interpreter replaces rows, it never changes one in place).
         entry = self.proj[name][key] = (row, proj, image)
         self._count(name, image, +1)
@@ -141,6 +150,7 @@ class ProjectedTruth(TableStates):
         self._add(name, key, row, carried)
 
     def _apply_ddl(self, ddl: DDL) -> None:
+        self._txn_tables.clear()
         self._in_ddl = True
         try:
             super()._apply_ddl(ddl)
@@ -155,6 +165,18 @@ class ProjectedTruth(TableStates):
             return orjson.dumps([row.get(c) for c in handle])
         return comparable(row, self.hidden.get(name, frozenset()))
 
+    def _event_key(self, name: Name, entry: Optional[tuple[Row, dict, bytes]], handle: tuple[str, ...]) -> bytes:
+        """`key_of` the projected row of `entry` (`handle`: the view's handle key), from what the
+        entry holds; an entry that is not there (a row never held) has the key of an empty row."""
+        if entry is None:
+            return self.key_of(name, {})
+        if len(handle) == 1:  # most keys: one column, read without a comprehension
+            return orjson.dumps([entry[1].get(handle[0])])
+        if handle:
+            proj = entry[1]
+            return orjson.dumps([proj.get(c) for c in handle])
+        return entry[2]  # key_of a key-less row is its comparable image, made already
+
     def _apply_txn(self, txn: Transaction) -> None:
         """As the interpreter applies a transaction (every old image goes, then every new one
         arrives), each row also projected; and notes the row events TiCDC sends for it, per table
@@ -167,16 +189,25 @@ class ProjectedTruth(TableStates):
         if any(name not in rows for name in names):
             self.check_tables(txn)  # refuses it, before any change
         # _take, _give, _drop, _add and _count in line, with what they look up per table looked up
-        # once per transaction: every row change of the stream comes here, and the calls were half
-        # the time of applying one. The order is theirs: every old image goes, then every new one.
-        tables: dict[Name, tuple] = {}
+        # once (until a DDL or a checkpoint): every row change of the stream comes here, and the calls
+        # were half the time of applying one. The order is theirs: every old image goes, then every
+        # new one.
+        tables = self._txn_tables
         schemas, projs, counts, dirty, hidden = self.schemas, self.proj, self.counts, self.dirty, self.hidden
+        if self._txn_tables_dirty is not dirty:
+            tables.clear()
+            self._txn_tables_dirty = dirty
         for name in names:
             if name not in tables:
                 _, view, project = self._version(name)
                 tables[name] = (schemas[name].row_key, rows[name], projs[name], counts[name], dirty[name],
                                 project, hidden.get(name), view.handle_key)
-        olds: list[Optional[tuple[Row, dict, bytes]]] = []
+        # The row events are counted as the images go and come, not in a pass of their own: a
+        # DELETE's event (and the DELETE TiCDC makes of an UPDATE that moves the key) is the old
+        # image's key, every other change's the new image's. A plain dict: the counts are compared
+        # whole (checkpoints.py), and a Counter's own construction cost a tenth of this method.
+        raw = bool(self.options.get("output-raw-change-event"))
+        expected: dict[tuple[Name, bytes], int] = {}
         for ch, name in zip(changes, names):
             old = None
             if ch.before is not None:
@@ -192,8 +223,10 @@ class ProjectedTruth(TableStates):
                     else:
                         n_images.pop(image, None)
                     changed.add(image)
-            olds.append(old)
-        news: list[Optional[tuple[Row, dict, bytes]]] = []
+            op = ch.op
+            if op is Op.DELETE or (op is Op.UPDATE and not raw and moves_handle_key(ch)):
+                event = (name, self._event_key(name, old, tables[name][7]))
+                expected[event] = expected.get(event, 0) + 1
         for ch, name in zip(changes, names):
             new = None
             if ch.after is not None:
@@ -210,32 +243,13 @@ class ProjectedTruth(TableStates):
                     changed.add(image)
                 row = held[key] = dict(ch.after)
                 proj = project(row)
-                image = comparable(proj, unjudged) if unjudged else orjson.dumps(proj, option=_SORTED)
+                image = compact(comparable(proj, unjudged) if unjudged else orjson.dumps(proj, option=_SORTED))
                 new = proj_rows[key] = (row, proj, image)
                 n_images[image] = n_images.get(image, 0) + 1  # never 0 after adding one
                 changed.add(image)
-            news.append(new)
-        raw = bool(self.options.get("output-raw-change-event"))
-        expected: Counter = Counter()
-        for ch, name, old, new in zip(changes, names, olds, news):
-            if ch.op is Op.DELETE:
-                images: tuple = (old,)
-            elif ch.op is Op.UPDATE and not raw and moves_handle_key(ch):
-                images = (old, new)
-            else:
-                images = (new,)
-            handle = tables[name][7]
-            for entry in images:
-                if entry is None:
-                    key = self.key_of(name, {})
-                elif len(handle) == 1:  # most keys: one column, read without a comprehension
-                    key = orjson.dumps([entry[1].get(handle[0])])
-                elif handle:
-                    proj = entry[1]
-                    key = orjson.dumps([proj.get(c) for c in handle])
-                else:  # key_of a key-less row is its comparable image, made already
-                    key = entry[2]
-                expected[(name, key)] = expected.get((name, key), 0) + 1
+            if ch.op is not Op.DELETE:
+                event = (name, self._event_key(name, new, tables[name][7]))
+                expected[event] = expected.get(event, 0) + 1
         self.expected = expected
 
 

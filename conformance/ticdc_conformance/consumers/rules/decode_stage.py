@@ -30,11 +30,11 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 import orjson
 import pyarrow as pa
 
-from ticdc_conformance.consumers.rules.tables import compact
 from ticdc_conformance.errors import DecodeError
 from ticdc_conformance.events import DecodedBootstrap, DecodedDDL, DecodedEvent, DecodedRow, DecodedWatermark
 from ticdc_conformance.protocols import protocol as protocol_spec
 from ticdc_conformance.protocols.common.interface import Decoder
+from ticdc_conformance.protocols.common.wire import compact
 from ticdc_contract.canonical import key_order_token
 from ticdc_contract.record import KafkaRecord
 from ticdc_contract.record_files import records_from_batch

@@ -35,14 +35,8 @@ from ticdc_conformance.consumers.rules.ddl_semantics import (
     row_fate,
     tables_touched,
 )
+from ticdc_conformance.protocols.common.wire import compact
 from ticdc_contract.canonical import key_order_token
-
-
-def compact(data: Optional[bytes]) -> Optional[bytes]:
-    """A copy of `data` in a block of its own size. orjson.dumps returns its output in the 4 KB
-    buffer it wrote it into, so bytes it made that are kept (a table's rows, a cache's keys) would
-    hold 4 KB each: 65,536 cached keys were a quarter of a gigabyte."""
-    return data if data is None else bytes(memoryview(data))
 
 
 class Entry:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import binascii
 import functools
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping, Optional, TypeGuard
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeGuard, overload
 
 import orjson
 
@@ -109,6 +109,23 @@ def bounded_put(cache: dict, key: Any, value: Any, limit: int) -> None:
     if len(cache) >= limit:
         cache.clear()
     cache[key] = value
+
+
+@overload
+def compact(data: bytes) -> bytes: ...
+
+
+@overload
+def compact(data: None) -> None: ...
+
+
+def compact(data: Optional[bytes]) -> Optional[bytes]:
+    """A copy of `data` in a block of its own size. orjson.dumps returns its output in the buffer it
+    wrote it into, 4 KB at least (64 KB for an output past 4 KB), so bytes it made that are kept (a
+    table's rows, a cache's keys, row images counted until a checkpoint) would hold that each: 65,536
+    cached keys were a quarter of a gigabyte. `b"%b" %` makes the copy in a quarter of the time
+    `bytes(memoryview(data))` takes."""
+    return data if data is None else b"%b" % data
 
 
 def is_canonical_base64(text: str) -> bool:
