@@ -13,7 +13,7 @@ import base64
 from binascii import b2a_base64
 from typing import Any, Callable, Optional
 
-from ticdc_conformance.protocols.common.wire import Malformed, is_json_int
+from ticdc_conformance.protocols.common.wire import Malformed, bounded_put, is_json_int
 from ticdc_contract.model import Column
 from ticdc_contract.tidb_types import TiDBType
 
@@ -89,9 +89,7 @@ def column_projector(column: Column, options: Optional[dict] = None, model_value
             out = memo.get(value, memo)  # the memo itself stands for a miss: no projection is it
             if out is memo:
                 out = round_trip(value)
-                if len(memo) >= remembered:
-                    memo.clear()  # the oldest values are likely gone for good; cheaper than an LRU
-                memo[value] = out
+                bounded_put(memo, value, out, remembered)  # starts over when full: cheaper than an LRU
             return out
         if not null:
             null.append(project_column(column, None, options))
