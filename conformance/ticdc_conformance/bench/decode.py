@@ -25,7 +25,7 @@ from fastavro import schemaless_reader
 
 from ticdc_contract.avro_schema import MESSAGE_SCHEMA
 from ticdc_contract.record import KafkaRecord
-from ticdc_contract.record_files import ROW_GROUP_RECORDS, records_from_batch
+from ticdc_contract.record_files import ROW_GROUP_RECORDS, parquet_batches, records_from_batch
 
 from ..protocols import protocol
 from .inputs import SCENARIO, Inputs, cached_inputs
@@ -79,7 +79,7 @@ def record_batches(records_dir: Path, limit: Optional[int] = None) -> Iterator[l
     """The records of every record file, a row group at a time, each file in offset order."""
     left = limit
     for path in sorted(Path(records_dir).glob("*.parquet")):
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=ROW_GROUP_RECORDS):
+        for batch in parquet_batches(pq.ParquetFile(path), ROW_GROUP_RECORDS):
             records = list(records_from_batch(batch))
             if left is not None:
                 records = records[:left]

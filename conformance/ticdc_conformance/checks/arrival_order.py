@@ -47,6 +47,7 @@ from ticdc_conformance.findings.finding import Finding
 from ticdc_conformance.transport.record_files import batch_records
 from ticdc_contract.canonical import key_order_token
 from ticdc_contract.record import KafkaRecord
+from ticdc_contract.record_files import parquet_batches
 
 PHYSICAL_SHIFT = 18  # a TSO is physical_ms << 18 | logical
 # Findings no order of events explains: output not in the documented form, a column the table never
@@ -114,7 +115,7 @@ def _records(records_dir: Path) -> Iterator[KafkaRecord]:
     tell, and a batch of 4,096 read by pyarrow's threads raised the check's peak by 40 MiB for
     them (256: under 30 MiB); a whole stream reads no slower so (0.47 s, 0.55 s at 4,096)."""
     for path in sorted(Path(records_dir).glob("*.parquet")):
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=256, use_threads=False):
+        for batch in parquet_batches(pq.ParquetFile(path), 256, use_threads=False):
             # batch_records, not records_from_batch: the same records, and no cast of the timestamps,
             # which imports pyarrow.compute (a tenth of a second) where the first record already
             # tells that the stream carries commit ts.

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ticdc_contract.record import RECORD_SCHEMA, KafkaRecord
+from ticdc_contract.record_files import parquet_batches
 
 from ..errors import ConsumerError
 
@@ -97,7 +98,7 @@ def file_batches(path: Path, batch_size: int, contiguous: bool = False
     last: Optional[int] = None
     row = 0
     try:
-        batches = pf.iter_batches(batch_size=_rows_per_batch(pf.metadata, batch_size))
+        batches = parquet_batches(pf, _rows_per_batch(pf.metadata, batch_size))
         for batch in batches:
             tp, last = _check_batch(path, batch, row, tp, last, contiguous, named)
             row += batch.num_rows
