@@ -29,6 +29,9 @@ TARGET_SPARK_OVER_FLOOR = 2.0  # a ceiling: the consumer's time at most 2x its d
 TARGET_SEQUENTIAL_OVER_DECODER = 0.3
 TARGET_OVER_BASELINE = 5.0
 TARGET_GENERATE_RSS = 2**30
+# Memory flat: a step's peak RSS at the largest size at most this many times its peak at the smallest
+# (a stream ten times longer keeps the same working set; what grows with it is a leak).
+TARGET_RSS_GROWTH = 1.5
 
 
 @dataclass
@@ -229,6 +232,13 @@ def size_ratios(runs: list[PipelineFigures]) -> list[Ratio]:
                          TARGET_DRIVER_RSS / 2**20, ceiling=True, unit="MiB"))
     out.append(Ratio(f"peak RSS of generate at {big.events:,} events", big.generate.peak_rss / 2**20,
                      TARGET_GENERATE_RSS / 2**20, ceiling=True, unit="MiB"))
+    steps = [("generate", small.generate, big.generate), ("consume --engine local", small.local, big.local)]
+    steps += [(f"check of the {e} output", small.checks[e][0], big.checks[e][0]) for e in big.checks if e in small.checks]
+    for name, a, b in steps:
+        growth = b.peak_rss / a.peak_rss if a.peak_rss and b.peak_rss else None
+        out.append(Ratio(f"peak RSS growth {span}: {name}", growth, TARGET_RSS_GROWTH, ceiling=True,
+                         note=f"{_mib(b.peak_rss)} at the largest, {_mib(a.peak_rss)} at the smallest; memory flat"
+                         if growth is not None else "peak RSS not sampled"))
     return out
 
 

@@ -134,6 +134,23 @@ def test_size_ratios_hold_time_and_memory_against_their_targets():
     assert size_ratios([small]) == []
 
 
+def test_size_ratios_show_memory_that_grows_with_the_stream():
+    small = _figures(events=1_000_000)
+    big = _figures(events=10_000_000)
+    big.local = _step("consume local", 10_000_000, 200.0, 200.0, rss=400 * MiB)  # 4x its 100 MiB at 1M
+    big.checks["spark"] = (_step("check spark", 10_000_000, 40.0, 40.0, rss=140 * MiB), CONFORMANT)
+    got = _by_name(size_ratios([big, small]))
+    local = got["peak RSS growth 10,000,000/1,000,000 events: consume --engine local"]
+    assert local.value == pytest.approx(4.0) and local.verdict == "above target"
+    assert "400 MiB at the largest, 100 MiB at the smallest" in local.line()
+    assert got["peak RSS growth 10,000,000/1,000,000 events: check of the spark output"].verdict == "ok"
+    assert got["peak RSS growth 10,000,000/1,000,000 events: generate"].value == pytest.approx(1.0)
+    unsampled = _figures(events=10_000_000)
+    unsampled.local = _step("consume local", 10_000_000, 200.0, 200.0, rss=0)
+    assert _by_name(size_ratios([unsampled, small]))[
+        "peak RSS growth 10,000,000/1,000,000 events: consume --engine local"].verdict == "not measured"
+
+
 def test_output_digest_covers_the_applied_log_and_final_tables(tmp_path):
     for side in ("a", "b"):
         (tmp_path / side / "final").mkdir(parents=True)
