@@ -139,7 +139,7 @@ class _Size(click.ParamType):
 @_bench_encodings_option
 @click.option("--events", "--sizes", "sizes", multiple=True, type=_Size(), default=("1M",), show_default=True,
               help="Sizes to run (repeatable; 200k, 1M, 10M); with two or more, the largest and smallest give "
-                   "the time ratios and the memory figures at the largest.")
+                   "the time ratios, the memory figures at the largest and each step's peak RSS growth.")
 @click.option("--master", default="local[2]", show_default=True, help="Spark master of the Spark consumer runs.")
 @click.option("--cluster", is_flag=True, default=False,
               help="Also run the Spark consumer on a standalone cluster started here (master and 2 one-core "
