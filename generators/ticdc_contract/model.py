@@ -240,6 +240,19 @@ class RowChange:
         return self.table.row_key(self._image)
 
 
+def row_change(table: TableSchema, op: Op, before: Optional[Row], after: Optional[Row]) -> RowChange:
+    """RowChange(table, op, before, after), its fields set as the frozen dataclass's __init__ sets
+    them but without its object.__setattr__ call per field: every row change of a history read back
+    (truth.read_history) or received from the process drawing it (history_process.py) is made here
+    (tests/contract/test_truth.py reads every scenario back equal)."""
+    change = _new(RowChange)
+    change.__dict__.update(table=table, op=op, before=before, after=after)
+    return change
+
+
+_new = object.__new__
+
+
 @dataclass(frozen=True)
 class Transaction:
     start_ts: int

@@ -17,7 +17,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Optional
 import orjson
 
 from ticdc_contract.canonical import dumps_line, key_order_token, row_to_json, value_from_json, value_to_json
-from ticdc_contract.model import DDL, ROWID, DDLType, Op, Row, RowChange, TableSchema, Transaction
+from ticdc_contract.model import DDL, ROWID, DDLType, Op, Row, RowChange, TableSchema, Transaction, row_change
 from ticdc_contract.schema_json import table_from_json, table_to_json
 from ticdc_contract.state import TableStates
 
@@ -107,7 +107,7 @@ class _RowReader:
         if row_id is None and self.keyless:
             return None
         before, after, read = line["before"], line["after"], self.read
-        return _row_change(self.table, _OPS[line["op"]], None if before is None else read(before, row_id),
+        return row_change(self.table, _OPS[line["op"]], None if before is None else read(before, row_id),
                            None if after is None else read(after, row_id))
 
 
@@ -129,16 +129,6 @@ def _image_reader(names: tuple[str, ...], binary: tuple[str, ...]) -> Callable[[
     return read
 
 
-def _row_change(table: TableSchema, op: Op, before: Optional[Row], after: Optional[Row]) -> RowChange:
-    """RowChange(table, op, before, after), its fields set as the frozen dataclass's __init__ sets
-    them but without its object.__setattr__ call per field: every row change of a history read
-    back is made here (tests/contract/test_truth.py reads every scenario back equal)."""
-    change = _new(RowChange)
-    change.__dict__.update(table=table, op=op, before=before, after=after)
-    return change
-
-
-_new = object.__new__
 _OPS = {op.value: op for op in Op}
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional, Protocol
 
 from ticdc_contract.model import DDL, Transaction
 from ticdc_contract.protocols import CANAL_JSON, DEBEZIUM, OPEN_PROTOCOL, SIMPLE, SIMPLE_AVRO, SIMPLE_JSON
 from ticdc_contract.record_files import RecordFileWriter
 from ticdc_contract.truth import TruthWriter
 
+from .history_process import HistoryProcess, worth_a_process
 from .scenarios import get_scenario
 from .simulator import Observer as Observer
 from .simulator import Sent as Sent
@@ -76,11 +77,23 @@ def configure(scenario_name: str, encoding: str, time_zone: str = "UTC", changef
     return config
 
 
-def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, events: int | None = None) -> dict:
+def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, events: int | None = None,
+             processes: int | None = None) -> dict:
     """Writes DIR/records/, DIR/manifest.json and DIR/truth/ (and DIR/claim-check/ under
-    large-message-handle-option = claim-check); returns the manifest."""
+    large-message-handle-option = claim-check); returns the manifest.
+
+    `processes`: 2 draws the history and writes truth/ in a child process while this one simulates
+    the changefeed (history_process.py), 1 does both here; by default a sized scenario of at least
+    TWO_PROCESSES_FROM row events takes two when this process has two cores. The files are the same."""
     scenario = get_scenario(scenario_name)
-    return _write_case(scenario.history(seed, events, config.time_zone), scenario_name, seed, config, out, events)
+    size = events if events is not None else scenario.default_events
+    two = worth_a_process(size) if processes is None else processes >= 2
+    if not two:
+        truth = TruthWriter(Path(out) / "truth")
+        return _write_case(truth.tee(scenario.history(seed, events, config.time_zone)), truth,
+                           scenario_name, seed, config, out, events)
+    with HistoryProcess(scenario_name, seed, events, config.time_zone, Path(out) / "truth") as history:
+        return _write_case(history, history, scenario_name, seed, config, out, events)
 
 
 def generate_history(history: Iterable[DDL | Transaction], config: SinkConfig, out: Path, seed: int = 0,
@@ -89,19 +102,28 @@ def generate_history(history: Iterable[DDL | Transaction], config: SinkConfig, o
     `ticdc_contract.truth.read_history` of a case's truth): the same files, byte for byte the same
     for the same history, config and seed; `seed` drives the simulator's delivery choices and
     `scenario_name` is what the manifest calls the history."""
-    return _write_case(iter(history), scenario_name, seed, config, out, None)
+    truth = TruthWriter(Path(out) / "truth")
+    return _write_case(truth.tee(iter(history)), truth, scenario_name, seed, config, out, None)
 
 
-def _write_case(history: Iterable[DDL | Transaction], scenario_name: str, seed: int, config: SinkConfig, out: Path,
-                events: int | None) -> dict:
+class _Truth(Protocol):
+    """Who writes truth/: a TruthWriter this process tees the history through, or the
+    HistoryProcess whose child does; `close` is called once every event has been simulated."""
+
+    last_commit_ts: Optional[int]
+
+    def close(self) -> None: ...
+
+
+def _write_case(history: Iterable[DDL | Transaction], truth: _Truth, scenario_name: str, seed: int,
+                config: SinkConfig, out: Path, events: int | None) -> dict:
     out = Path(out)
-    truth = TruthWriter(out / "truth")
     claim_check = ClaimCheckStorage.for_run(config, out)
     simulator = SinkSimulator(config, seed=seed)
     # The encoders the simulator makes write their too-large messages to this run's storage.
     simulator.module = simulator.module.with_claim_check(claim_check)
     with RecordFileWriter(out / "records") as writer:
-        simulator.run_into(truth.tee(history), writer.write_fields)
+        simulator.run_into(history, writer.write_fields)
     truth.close()
     partitions = {f"{t}-{p}": part.next_offset for (t, p), part in sorted(simulator.partitions.items())}
     manifest = {

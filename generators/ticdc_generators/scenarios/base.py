@@ -20,6 +20,8 @@ class Scenario:
 
     # Whether `events` (a target number of row events) shapes this scenario's size.
     sized: bool = False
+    # The row events of a sized scenario's history when `events` is not given.
+    default_events: Optional[int] = None
 
     def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         """DDL and transactions in commit-ts order; the same seed, events and upstream time zone give

@@ -28,6 +28,7 @@ class LargeScenario(Scenario):
                    "working set, streamed with bounded memory (for benchmarks and soak runs)")
     partition_num = 3
     sized = True
+    default_events = DEFAULT_EVENTS
 
     def history(self, seed: int, events: Optional[int] = None, time_zone: str = "UTC") -> Iterator[DDL | Transaction]:
         total = DEFAULT_EVENTS if events is None else events
