@@ -11,17 +11,17 @@ flat. The output is byte for byte the single-process output (tests/generators/te
 The stream is written by hand: pickle carries the values, but this module frames them and sends
 the model's objects in a flat form, because pickling the frozen dataclasses field by field cost as
 much as drawing the history. The stream is a sequence of frames, each an 8-byte big-endian length
-and that many bytes holding consecutive pickles, one per record:
-- ("schema", n, TableSchema): a table version, sent once before the first record that names it;
-  later records name it by n, so every event that names it gets the same object back, as in one
-  process (the encoders tell a new table version from the one they know by identity);
-- ("txn", start_ts, commit_ts, [(schema n, op value, before, after), ...]): a transaction;
-- ("ddl", DDL): a DDL, its table versions by n;
-- ("end", last_commit_ts): truth/ is complete and closed;
-- ("error", exception, text): the child failed; the parent raises the exception (or, if it cannot
-  be pickled, HistoryProcessError with its text).
-Each record is pickled on its own (the pickler's memo cleared after it), at the moment the
-history yields it: what the history does to its objects afterwards cannot reach the parent.
+and that many bytes of records; a record is its kind (one byte), its payload's length (4 bytes,
+big-endian) and the payload, a pickle of its own, made the moment the history yields the event
+(what the history does to its objects afterwards cannot reach the parent):
+- s (schema): a TableSchema, sent once before the first record that names it; records name it by
+  its place in the order sent, so every event that names it gets the same object back, as in one
+  process (the encoders' caches are keyed by a table version's identity);
+- t (txn): (start_ts, commit_ts, [(schema number, op value, before, after), ...]), plain values
+  only, so the C pickler makes it without a Python call per object;
+- d (ddl): a DDL, its table versions by number (pickle's persistent IDs);
+- e (end): the last commit ts; truth/ is complete and closed;
+- x (error): (exception or None, its traceback as text): the child failed.
 """
 from __future__ import annotations
 
@@ -46,6 +46,9 @@ TWO_PROCESSES_FROM = 20_000
 FRAME_BYTES = 1 << 18  # a frame is sent once its records reach this size
 _PIPE_BYTES = 1 << 20  # the pipe's kernel buffer asked for (Linux), so the two sides wait on each other less
 _LENGTH = struct.Struct(">Q")
+_HEADER = struct.Struct(">cI")  # a record's kind and its payload's length
+_TXN, _SCHEMA, _DDL, _END, _ERROR = b"t", b"s", b"d", b"e", b"x"
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
 _OPS = {op.value: op for op in Op}
 
 
@@ -68,67 +71,56 @@ def worth_a_process(events: Optional[int]) -> bool:
 
 # --- the child ---------------------------------------------------------------------------------
 class _Sender:
-    """Records pickled into frames written to `out`."""
+    """Records framed and written to `out`."""
 
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
-        self.buffer = io.BytesIO()
-        self.pickler = pickle.Pickler(self.buffer, protocol=pickle.HIGHEST_PROTOCOL)
-        self.pickler.persistent_id = self._persistent_id  # type: ignore[method-assign]
+        self.buffer = bytearray()
         # id(schema) -> (its number, the schema): the schema is held so that its id is never reused.
         self.schemas: dict[int, tuple[int, TableSchema]] = {}
-        self._introducing: Optional[TableSchema] = None
 
-    def _persistent_id(self, obj: object) -> Optional[int]:
-        if type(obj) is TableSchema and obj is not self._introducing:
-            return self.schemas[id(obj)][0]
-        return None
-
-    def _record(self, record: tuple) -> None:
-        self.pickler.dump(record)
-        self.pickler.clear_memo()
-        if self.buffer.tell() >= FRAME_BYTES:
+    def _record(self, kind: bytes, payload: bytes) -> None:
+        self.buffer += _HEADER.pack(kind, len(payload))
+        self.buffer += payload
+        if len(self.buffer) >= FRAME_BYTES:
             self.flush()
 
     def _known(self, schema: Optional[TableSchema]) -> None:
-        if schema is None or id(schema) in self.schemas:
-            return
-        n = len(self.schemas)
-        self._introducing = schema
-        try:
-            self._record(("schema", n, schema))
-        finally:
-            self._introducing = None
-        self.schemas[id(schema)] = (n, schema)
+        if schema is not None and id(schema) not in self.schemas:
+            self._record(_SCHEMA, pickle.dumps(schema, protocol=_PROTOCOL))
+            self.schemas[id(schema)] = (len(self.schemas), schema)
 
     def event(self, event: DDL | Transaction) -> None:
         if type(event) is Transaction:
-            changes = event.changes
+            changes, schemas = event.changes, self.schemas
             for ch in changes:
-                if id(ch.table) not in self.schemas:
+                if id(ch.table) not in schemas:
                     self._known(ch.table)
-            schemas = self.schemas
-            self._record(("txn", event.start_ts, event.commit_ts,
-                          [(schemas[id(ch.table)][0], ch.op.value, ch.before, ch.after) for ch in changes]))
+            flat = [(schemas[id(ch.table)][0], ch.op.value, ch.before, ch.after) for ch in changes]
+            self._record(_TXN, pickle.dumps((event.start_ts, event.commit_ts, flat), protocol=_PROTOCOL))
             return
         assert isinstance(event, DDL), f"a history event is a DDL or a Transaction, not {type(event).__name__}"
         for schema in (event.table_after, event.table_before, event.other_before, event.other_after):
             self._known(schema)
-        self._record(("ddl", event))
+        buffer = io.BytesIO()
+        pickler = pickle.Pickler(buffer, protocol=_PROTOCOL)
+        pickler.persistent_id = self._schema_number  # type: ignore[method-assign]
+        pickler.dump(event)
+        self._record(_DDL, buffer.getvalue())
 
-    def finish(self, record: tuple) -> None:
-        self._record(record)
+    def _schema_number(self, obj: object) -> Optional[int]:
+        return self.schemas[id(obj)][0] if type(obj) is TableSchema else None
+
+    def finish(self, kind: bytes, payload: object) -> None:
+        self._record(kind, pickle.dumps(payload, protocol=_PROTOCOL))
         self.flush()
 
     def flush(self) -> None:
-        data = self.buffer.getbuffer()
-        if len(data):
-            self.out.write(_LENGTH.pack(len(data)))
-            self.out.write(data)
+        if self.buffer:
+            self.out.write(_LENGTH.pack(len(self.buffer)))
+            self.out.write(self.buffer)
             self.out.flush()
-        del data
-        self.buffer.seek(0)
-        self.buffer.truncate()
+            self.buffer = bytearray()
 
 
 def _child(args: dict, fd: int) -> int:
@@ -142,19 +134,21 @@ def _child(args: dict, fd: int) -> int:
             for event in truth.tee(scenario.history(args["seed"], args["events"], args["time_zone"])):
                 sender.event(event)
             truth.close()
-            sender.finish(("end", truth.last_commit_ts))
+            sender.finish(_END, truth.last_commit_ts)
             return 0
         except BrokenPipeError:  # the parent stopped reading: it has its own error to report
             return 1
         except BaseException as e:  # noqa: BLE001 - every failure goes to the parent, which reports it
             text = "".join(traceback.format_exception(e))
+            sent: Optional[BaseException] = e
             try:
                 pickle.dumps(e)
-                sender.finish(("error", e, text))
+            except Exception:  # an exception that does not pickle: its text alone
+                sent = None
+            try:
+                sender.finish(_ERROR, (sent, text))
             except BrokenPipeError:
-                return 1
-            except Exception:  # an exception that does not pickle: its text
-                sender.finish(("error", None, text))
+                pass
             return 1
 
 
@@ -206,39 +200,33 @@ class HistoryProcess:
         self._stderr.close()
 
     def __iter__(self) -> Iterator[DDL | Transaction]:
+        schemas, loads = self._schemas, pickle.loads
         while True:
-            frame = self._frame()
-            for record in self._records(frame):
-                kind = record[0]
-                if kind == "txn":
-                    yield self._transaction(record)
-                elif kind == "schema":
-                    assert record[1] == len(self._schemas), "schemas arrive numbered in order"
-                    self._schemas.append(record[2])
-                elif kind == "ddl":
-                    yield record[1]
-                elif kind == "end":
-                    self.last_commit_ts = record[1]
+            frame = memoryview(self._frame())
+            at, end = 0, len(frame)
+            while at < end:
+                kind, size = _HEADER.unpack_from(frame, at)
+                at += _HEADER.size
+                payload = frame[at:at + size]
+                at += size
+                if kind == _TXN:
+                    start_ts, commit_ts, flat = loads(payload)
+                    yield Transaction(start_ts, commit_ts, tuple(
+                        [row_change(schemas[n], _OPS[op], before, after) for n, op, before, after in flat]))
+                elif kind == _SCHEMA:
+                    schemas.append(loads(payload))
+                elif kind == _DDL:
+                    unpickler = pickle.Unpickler(io.BytesIO(payload))
+                    unpickler.persistent_load = schemas.__getitem__  # type: ignore[assignment]
+                    yield unpickler.load()
+                elif kind == _END:
+                    self.last_commit_ts = loads(payload)
                     self._finished()
                     return
+                elif kind == _ERROR:
+                    self._failed(*loads(payload))
                 else:
-                    self._failed(record)
-
-    def _transaction(self, record: tuple) -> Transaction:
-        _, start_ts, commit_ts, flat = record
-        schemas, changes = self._schemas, []
-        for n, op, before, after in flat:
-            changes.append(row_change(schemas[n], _OPS[op], before, after))
-        return Transaction(start_ts, commit_ts, tuple(changes))
-
-    def _records(self, frame: bytes) -> Iterator[tuple]:
-        buffer = io.BytesIO(frame)
-        schema = self._schemas.__getitem__
-        while buffer.tell() < len(frame):
-            # An unpickler per record: each was pickled with a memo of its own.
-            unpickler = pickle.Unpickler(buffer)
-            unpickler.persistent_load = schema  # type: ignore[assignment]
-            yield unpickler.load()
+                    raise HistoryProcessError(f"{self.describe}: its process sent a record of unknown kind {kind!r}")
 
     def _frame(self) -> bytes:
         head = self._in.read(_LENGTH.size)
@@ -255,12 +243,9 @@ class HistoryProcess:
         if code != 0:
             raise self._died(f"exited with status {code} after its stream ended")
 
-    def _failed(self, record: tuple) -> None:
-        if record[0] != "error":
-            raise HistoryProcessError(f"{self.describe}: its process sent a record of unknown kind {record[0]!r}")
-        _, error, text = record
+    def _failed(self, error: Optional[BaseException], text: str) -> None:
         self._proc.wait()
-        if isinstance(error, BaseException):
+        if error is not None:
             error.add_note(f"raised in the process drawing {self.describe}")
             raise error  # as one process raises it: a scenario's ValueError stays a ValueError
         raise HistoryProcessError(f"{self.describe} failed in its process:\n{text}")
