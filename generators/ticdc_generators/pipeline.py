@@ -86,7 +86,8 @@ def generate(scenario_name: str, seed: int, config: SinkConfig, out: Path, event
     the changefeed (history_process.py), 1 does both here; by default a sized scenario of at least
     TWO_PROCESSES_FROM row events takes two when this process has two cores. The files are the same."""
     scenario = get_scenario(scenario_name)
-    size = events if events is not None else scenario.default_events
+    # Only a sized scenario's length follows `events`; the others ignore it.
+    size = (events if events is not None else scenario.default_events) if scenario.sized else None
     two = worth_a_process(size) if processes is None else processes >= 2
     if not two:
         truth = TruthWriter(Path(out) / "truth")

@@ -87,6 +87,7 @@ def test_generate_chooses_by_the_scenario_size(tmp_path, monkeypatch):
     generate("large", 1, config_for("large", "canal-json"), tmp_path / "b", events=2000)
     assert [a[0] for a in started] == ["large"]
     generate("smoke", 1, config_for("smoke", "canal-json"), tmp_path / "c")  # not sized: one process
+    generate("smoke", 1, config_for("smoke", "canal-json"), tmp_path / "d", events=50_000)  # which it ignores
     assert len(started) == 1
 
 
