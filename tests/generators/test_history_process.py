@@ -41,16 +41,24 @@ def _digests(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def _children() -> list[psutil.Process]:
-    """This process's live descendants (a zombie, or one that ends while looked at, is not)."""
-    alive = []
+def _children() -> set[int]:
+    """The pids of this process's live descendants (a zombie, or one that ends while looked at, is not)."""
+    alive = set()
     for p in psutil.Process().children(recursive=True):
         try:
             if p.status() != psutil.STATUS_ZOMBIE:
-                alive.append(p)
+                alive.add(p.pid)
         except psutil.NoSuchProcess:
             pass
     return alive
+
+
+@pytest.fixture
+def no_process_left():
+    """Fails the test if it leaves a process running that was not there before it."""
+    before = _children()
+    yield
+    assert _children() - before == set(), "a child process outlived the test"
 
 
 def test_cases_cover_every_scenario():
@@ -98,7 +106,7 @@ def test_generate_chooses_by_the_scenario_size(tmp_path, monkeypatch):
     assert len(started) == 1
 
 
-def test_an_error_drawing_the_history_is_raised_as_one_process_raises_it(tmp_path):
+def test_an_error_drawing_the_history_is_raised_as_one_process_raises_it(tmp_path, no_process_left):
     config = config_for("large", "canal-json")
     wrong: Any = "3000"  # a size given as text: the history's first comparison with it fails
     with pytest.raises(TypeError) as single:
@@ -108,10 +116,9 @@ def test_an_error_drawing_the_history_is_raised_as_one_process_raises_it(tmp_pat
     assert str(double.value) == str(single.value)
     assert any("raised in the process drawing the history of scenario 'large'" in n
                for n in getattr(double.value, "__notes__", []))
-    assert _children() == []
 
 
-def test_a_child_that_dies_mid_stream_is_an_error_naming_it(tmp_path):
+def test_a_child_that_dies_mid_stream_is_an_error_naming_it(tmp_path, no_process_left):
     with HistoryProcess("large", 1, 200_000, "UTC", tmp_path / "truth") as history:
         events = iter(history)
         next(events)
@@ -122,20 +129,17 @@ def test_a_child_that_dies_mid_stream_is_an_error_naming_it(tmp_path):
     message = str(e.value)
     assert "the history of scenario 'large' (seed 1, 200000 row events)" in message
     assert f"exit status {-signal.SIGKILL}" in message
-    assert _children() == []
 
 
-def test_a_failing_simulation_stops_the_child(tmp_path):
+def test_a_failing_simulation_stops_the_child(tmp_path, no_process_left):
     # Debezium's messages do not fit in 64 bytes: the simulated changefeed fails at the first row.
     config = config_for("large", "debezium", max_message_bytes=64)
     with pytest.raises(ChangefeedFailure):
         generate("large", 1, config, tmp_path / "case", events=200_000, processes=2)
-    assert _children() == []
 
 
-def test_leaving_the_stream_early_stops_the_child(tmp_path):
+def test_leaving_the_stream_early_stops_the_child(tmp_path, no_process_left):
     with HistoryProcess("large", 1, 1_000_000, "UTC", tmp_path / "truth") as history:
         for n, _ in enumerate(history):
             if n == 10:
                 break
-    assert _children() == []
