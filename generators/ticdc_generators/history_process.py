@@ -191,13 +191,16 @@ class HistoryProcess:
 
     def close(self) -> None:
         self._in.close()
-        if self._proc.poll() is None:
-            try:
-                self._proc.wait(timeout=10)  # it ends at its next write once the pipe is closed
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        self._reap()  # it ends at its next write once the pipe is closed
         self._stderr.close()
+
+    def _reap(self) -> int:
+        """The child's exit status, once it has ended: it is given 10 seconds, then killed."""
+        try:
+            return self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            return self._proc.wait()
 
     def __iter__(self) -> Iterator[DDL | Transaction]:
         schemas, loads = self._schemas, pickle.loads
@@ -239,23 +242,19 @@ class HistoryProcess:
         return frame
 
     def _finished(self) -> None:
-        code = self._proc.wait()
+        code = self._reap()
         if code != 0:
             raise self._died(f"exited with status {code} after its stream ended")
 
     def _failed(self, error: Optional[BaseException], text: str) -> None:
-        self._proc.wait()
+        self._reap()
         if error is not None:
             error.add_note(f"raised in the process drawing {self.describe}")
             raise error  # as one process raises it: a scenario's ValueError stays a ValueError
         raise HistoryProcessError(f"{self.describe} failed in its process:\n{text}")
 
     def _died(self, what: str) -> HistoryProcessError:
-        try:
-            code = self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            code = self._proc.wait()
+        code = self._reap()
         self._stderr.seek(0)
         tail = self._stderr.read()[-2000:].decode("utf-8", "replace").strip()
         return HistoryProcessError(f"{self.describe}: its process {what} (exit status {code})"
