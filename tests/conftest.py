@@ -35,6 +35,17 @@ def built_distributions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
     return {"wheel": wheels[0], "sdist": sdists[0]}
 
 
+@pytest.fixture
+def no_process_left():
+    """Fails the test if it leaves a process running that was not there before it (the child
+    processes of generate and check end with the step that started them, however it ends)."""
+    from tests.helpers.processes import live_children
+
+    before = live_children()
+    yield
+    assert live_children() - before == set(), "a child process outlived the test"
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

@@ -58,7 +58,7 @@ from ticdc_conformance.protocols.common.projection import projection_options
 from ticdc_conformance.protocols.common.watermarks import carries_watermarks
 from ticdc_generators.sink.config import SinkConfig
 
-from .checks.checkpoints import CheckpointVerdict, check_checkpoints
+from .checks.checkpoints import CheckpointRun, CheckpointVerdict
 from .checks.differential import TableVerdict, check_final_state
 from .checks.locate import locate_findings
 from .errors import CaseError, ConsumerError
@@ -392,8 +392,11 @@ def _check(result: EncodingResult, case: Path, manifest: dict, run: ConsumerRun)
         raise ConsumerError(f"consumer {run.consumer} declares {_declared(run.shows)} but wrote no "
                             + ", ".join(str(p) for p in missing))
     result.watermarks = carries_watermarks(manifest["protocol"], manifest["sink"])
-    result.tables = check_final_state(case / "truth", out, manifest["protocol"], projection_options(manifest))
-    result.checkpoints = check_checkpoints(case / "truth", out, manifest, run.shows, start_ts=run.start_ts)
+    # Started first: a large case's upstream is replayed in another process while the final tables
+    # are compared here.
+    with CheckpointRun(case / "truth", out, manifest, run.shows, start_ts=run.start_ts) as checkpoints:
+        result.tables = check_final_state(case / "truth", out, manifest["protocol"], projection_options(manifest))
+        result.checkpoints = checkpoints.verdict()
     _locate(result, case, manifest)
     # Rows whose outcome no consumer could know (no commit ts), reported by the final-state check.
     result.undecidable = [u for t in result.tables for u in t.undecidable]

@@ -71,10 +71,16 @@ class RecordSender:
 
     def flush(self) -> None:
         if self.buffer:
-            self.out.write(_LENGTH.pack(len(self.buffer)))
-            self.out.write(self.buffer)
-            self.out.flush()
+            self._write(_LENGTH.pack(len(self.buffer)))
+            self._write(self.buffer)
             self.buffer = bytearray()
+
+    def _write(self, data: bytes | bytearray) -> None:
+        """All of `data`: a write to a pipe interrupted by a signal writes part of it and says how much."""
+        view = memoryview(data)
+        while view:
+            written = self.out.write(view)
+            view = view[written if written is not None else len(view):]
 
 
 def serve(fd: int, sender_type: Callable[[BinaryIO], S], body: Callable[[S], object]) -> int:

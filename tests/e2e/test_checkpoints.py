@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 
 from tests.conftest import CLI, ROOT
+from tests.helpers import checked_both_ways
 from ticdc_conformance.checks.checkpoints import CheckpointCheck, _States, check_checkpoints
 from ticdc_conformance.checks.differential import check_final_state, load_truth_tables
 from ticdc_conformance.checks.locate import decoded_events, decoded_rows, locate_findings, record_coordinates
@@ -217,7 +218,7 @@ def test_the_checker_names_the_rule_a_tampered_output_breaks(tmp_path, smoke_cas
     out = tmp_path / "consumer"
     shutil.copytree(smoke_case / "consumer", out)
     tamper(out)
-    verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
+    verdict = checked_both_ways(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
     assert rule in {f.rule for f in verdict.findings}, [f.render() for f in verdict.findings]
 
 
@@ -247,7 +248,7 @@ def test_a_malformed_applied_log_line_is_named_not_a_crash(tmp_path, smoke_case,
     lines = _lines(out / "applied.ndjson")
     lines.insert(3, line)
     (out / "applied.ndjson").write_text("\n".join(lines) + "\n")
-    verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
+    verdict = checked_both_ways(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
     [finding] = verdict.findings
     assert finding.rule == "CONSUMER-OUTPUT-1" and "applied.ndjson line 4: " in finding.message, finding.message
     assert finding.table == "applied.ndjson"
@@ -263,7 +264,7 @@ def test_a_malformed_state_line_is_named_not_a_crash(tmp_path, smoke_case, line)
     n = len(_lines(path))
     with open(path, "a") as f:
         f.write(line + "\n")
-    verdict = check_checkpoints(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
+    verdict = checked_both_ways(smoke_case / "truth", out, json.loads((smoke_case / "manifest.json").read_text()))
     [finding] = verdict.findings
     assert finding.rule == "CONSUMER-OUTPUT-1" and f"states/{path.name} line {n + 1}: not a state line" in finding.message
     assert finding.table == path.name[: -len(".ndjson")]  # the table whose file holds the line

@@ -4,14 +4,12 @@ it, and leaves no process behind."""
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
+from tests.helpers.processes import killed_mid_stream
 from ticdc_generators import history_process
 from ticdc_generators.errors import ChangefeedFailure
 from ticdc_generators.history_process import HistoryProcess, HistoryProcessError, worth_a_process
@@ -39,26 +37,6 @@ CASES = [
 def _digests(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def _children() -> set[int]:
-    """The pids of this process's live descendants (a zombie, or one that ends while looked at, is not)."""
-    alive = set()
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if p.status() != psutil.STATUS_ZOMBIE:
-                alive.add(p.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return alive
-
-
-@pytest.fixture
-def no_process_left():
-    """Fails the test if it leaves a process running that was not there before it."""
-    before = _children()
-    yield
-    assert _children() - before == set(), "a child process outlived the test"
 
 
 def test_cases_cover_every_scenario():
@@ -119,16 +97,8 @@ def test_an_error_drawing_the_history_is_raised_as_one_process_raises_it(tmp_pat
 
 
 def test_a_child_that_dies_mid_stream_is_an_error_naming_it(tmp_path, no_process_left):
-    with HistoryProcess("large", 1, 200_000, "UTC", tmp_path / "truth") as history:
-        events = iter(history)
-        next(events)
-        os.kill(history.pid, signal.SIGKILL)
-        with pytest.raises(HistoryProcessError) as e:
-            for _ in events:
-                pass
-    message = str(e.value)
+    message = killed_mid_stream(HistoryProcess("large", 1, 200_000, "UTC", tmp_path / "truth"), HistoryProcessError)
     assert "the history of scenario 'large' (seed 1, 200000 row events)" in message
-    assert f"exit status {-signal.SIGKILL}" in message
 
 
 def test_a_failing_simulation_stops_the_child(tmp_path, no_process_left):

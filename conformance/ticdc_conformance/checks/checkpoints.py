@@ -48,6 +48,7 @@ from .differential import compare_table, extra_columns
 from .projected_truth import Name, ProjectedTruth, comparable, unjudged_by_table
 from .selection import consumer_table
 from .upstream_history import TableFates, history_events
+from .upstream_process import CheckpointMark, MirroredTxn, UpstreamMirror, UpstreamProcess, worth_a_process
 from .value_forms import StateForms
 
 MAX_FINDINGS_PER_RULE = 20
@@ -309,17 +310,31 @@ def entry_problem(entry) -> Optional[str]:
 
 
 class CheckpointCheck:
+    """`processes`: 2 replays upstream in a process of its own (checks/upstream_process.py), 1 in
+    this one; None chooses by the case's size (`manifest["events"]`) and the cores at hand. The
+    verdict is the same either way. Call close() once done (CheckpointRun does): a check left
+    early stops the other process."""
+
     def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict, shows_states: bool = True,
-                 start_ts: Optional[int] = None) -> None:
+                 start_ts: Optional[int] = None, processes: Optional[int] = None) -> None:
         self.truth_dir, self.out, self.manifest = Path(truth_dir), Path(consumer_out), manifest
         self.shows_states = shows_states  # the consumer declares its tables at every checkpoint (states/)
         options = projection_options(manifest)
         self.hidden = unjudged_by_table(self.truth_dir, options)
-        self.truth = ProjectedTruth(manifest["protocol"], options, self.hidden)
+        if processes not in (None, 1, 2):
+            raise ValueError(f"processes is 1, 2 or None (by the case's size), not {processes!r}")
+        self.upstream: Optional[UpstreamProcess] = None
+        if processes == 2 or (processes is None and worth_a_process(manifest.get("events"))):
+            self.truth: ProjectedTruth = UpstreamMirror(self.truth_dir, manifest["protocol"], options, self.hidden)
+            self.upstream = UpstreamProcess(self.truth_dir, self.out / "applied.ndjson", manifest["protocol"],
+                                            options, start_ts)
+            self.history: Iterator = iter(self.upstream)
+        else:
+            self.truth = ProjectedTruth(manifest["protocol"], options, self.hidden)
+            self.history = history_events(self.truth_dir)
         self.forms = StateForms(self.truth, manifest["protocol"], options)
         self.findings = _Findings()
-        self.history = history_events(self.truth_dir)
-        self.pending: Optional[DDL | Transaction] = None
+        self.pending: Optional[DDL | Transaction | MirroredTxn | CheckpointMark] = None
         self.checkpoints: list[int] = []
         self.last_ts: Optional[int] = None
         self.last_kind = ""
@@ -339,7 +354,15 @@ class CheckpointCheck:
         self._keys: dict[Name, tuple[TableSchema, Callable[[dict], bytes]]] = {}  # per table: _key_function's
         self.start_ts = start_ts
         if start_ts is not None:
-            self._snapshot(start_ts)
+            try:
+                self._snapshot(start_ts)
+            except BaseException:
+                self.close()
+                raise
+
+    def close(self) -> None:
+        if self.upstream is not None:
+            self.upstream.close()
 
     def _snapshot(self, start_ts: int) -> None:
         """Upstream up to a late join's snapshot, applied without matching: the consumer loaded it.
@@ -347,7 +370,7 @@ class CheckpointCheck:
         for _ in self._upstream_to(start_ts):
             pass
 
-    def _upstream_to(self, ts: int) -> Iterator[DDL | Transaction]:
+    def _upstream_to(self, ts: int) -> Iterator[DDL | Transaction | MirroredTxn]:
         """Upstream's next events up to commit ts `ts`, each applied before it is yielded."""
         while True:
             event = self.pending or next(self.history, None)
@@ -361,6 +384,8 @@ class CheckpointCheck:
                 self._note_ddl(event)
             else:
                 self.truth.apply(event)
+                if type(event) is CheckpointMark:  # upstream's counts at a checkpoint: no event of its own
+                    continue
             yield event
 
     @property
@@ -453,7 +478,7 @@ class CheckpointCheck:
         if self.checkpoints or self.start_ts is None:  # a late join's first checkpoint compares the snapshot too
             self.truth.dirty = defaultdict(set)
         for event in self._upstream_to(w):
-            if isinstance(event, Transaction):
+            if not isinstance(event, DDL):
                 applied = txns.pop(event.commit_ts, []) + self.early_txns.pop(event.commit_ts, [])
                 self._match_txn(event.commit_ts, applied, w)
             else:
@@ -657,23 +682,57 @@ class CheckpointCheck:
         return not by_table
 
 
+class CheckpointRun:
+    """A checkpoint check under way: for a large case its upstream replay starts at once in a
+    process of its own (checks/upstream_process.py), so what the caller does before asking for the
+    verdict (the final-state check) overlaps it. The arguments are check_checkpoints'. Use it as a
+    context manager: leaving it stops the other process."""
+
+    def __init__(self, truth_dir: Path, consumer_out: Path, manifest: dict, shows: Optional[Capabilities] = None,
+                 *, start_ts: Optional[int] = None, processes: Optional[int] = None) -> None:
+        self.truth_dir, self.manifest = Path(truth_dir), manifest
+        self.shows = shows if shows is not None else shown_by_output(consumer_out)
+        self.check: Optional[CheckpointCheck] = None
+        if self.shows.applied_log:
+            with fewer_young_collections():
+                self.check = CheckpointCheck(truth_dir, consumer_out, manifest, self.shows.states, start_ts, processes)
+
+    def __enter__(self) -> "CheckpointRun":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.check is not None:
+            self.check.close()
+
+    def verdict(self) -> CheckpointVerdict:
+        """The verdict for the consumer run; `checked` is False when the consumer shows no applied
+        log (a plugged-in consumer that writes final/ only), which the report then says."""
+        check = self.check
+        if check is None:
+            return CheckpointVerdict(False, 0, "the consumer wrote no applied.ndjson: the checkpoint check was not "
+                                     "possible, it is checked on its final state only")
+        try:
+            with fewer_young_collections():
+                verdict = check.run()
+            check.close()
+            verdict.findings = explain_rows(verdict.findings, self.truth_dir, self.manifest, check.hidden,
+                                            check.since_at, all_listed=not verdict.suppressed)
+            return verdict
+        except ConsumerOutputError as e:
+            return CheckpointVerdict(False, 0, "the consumer's output could not be read",
+                                     [Finding("CONSUMER-OUTPUT-1", e.table or LOG, None, str(e))])
+
+
 def check_checkpoints(truth_dir: Path, consumer_out: Path, manifest: dict,
-                      shows: Optional[Capabilities] = None, *, start_ts: Optional[int] = None) -> CheckpointVerdict:
+                      shows: Optional[Capabilities] = None, *, start_ts: Optional[int] = None,
+                      processes: Optional[int] = None) -> CheckpointVerdict:
     """The verdict for one consumer run; `checked` is False when the consumer shows no applied log
     (a plugged-in consumer that writes final/ only), which the report then says. `shows` is what the
     consumer's adapter declares its output shows; by default what the output folder holds declares it.
-    `start_ts`: a late join's snapshot ts (ConsumerRun.start_ts); upstream up to it is not judged."""
-    shows = shows if shows is not None else shown_by_output(consumer_out)
-    if not shows.applied_log:
-        return CheckpointVerdict(False, 0, "the consumer wrote no applied.ndjson: the checkpoint check was not "
-                                 "possible, it is checked on its final state only")
-    try:
-        with fewer_young_collections():
-            check = CheckpointCheck(truth_dir, consumer_out, manifest, shows.states, start_ts)
-            verdict = check.run()
-        verdict.findings = explain_rows(verdict.findings, truth_dir, manifest, check.hidden, check.since_at,
-                                        all_listed=not verdict.suppressed)
-        return verdict
-    except ConsumerOutputError as e:
-        return CheckpointVerdict(False, 0, "the consumer's output could not be read",
-                                 [Finding("CONSUMER-OUTPUT-1", e.table or LOG, None, str(e))])
+    `start_ts`: a late join's snapshot ts (ConsumerRun.start_ts); upstream up to it is not judged.
+    `processes`: CheckpointCheck's."""
+    with CheckpointRun(truth_dir, consumer_out, manifest, shows, start_ts=start_ts, processes=processes) as run:
+        return run.verdict()

@@ -158,6 +158,10 @@ class ProjectedTruth(TableStates):
             self._in_ddl = False
             self._stash.clear()
 
+    def upstream_row(self, name: Name, key: tuple) -> Optional[tuple[Row, dict, bytes]]:
+        """The row upstream holds under `key` now, as (row, projected row, comparable image)."""
+        return self.proj.get(name, {}).get(key)
+
     def key_of(self, name: Name, row: dict) -> bytes:
         """The row's key as the consumer's messages name it (the whole image in a key-less table)."""
         handle = self.view(name).handle_key

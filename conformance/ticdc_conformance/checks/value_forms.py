@@ -348,11 +348,12 @@ class StateForms:
     """The checkpoint check's normalisation: a consumer's row in the compared form under the
     upstream schema at the current checkpoint, checked against upstream's row under its key.
 
-    `truth` is the checkpoint check's upstream interpreter (checks/projected_truth.py `ProjectedTruth`): its
-    `schemas`, `view(name)` (the table as the consumer knows it) and `proj` (per table, the
-    interpreter's key -> (row, projected row, image)). Upstream's row is found when every handle-key
-    column is carried exactly, so its upstream value is the value the consumer wrote; otherwise the
-    row is normalised through the projection alone."""
+    `truth` is the checkpoint check's upstream interpreter (checks/projected_truth.py
+    `ProjectedTruth`, or its copy fed by another process, checks/upstream_process.py): its `schemas`,
+    `view(name)` (the table as the consumer knows it), `counts` (per table, its comparable images)
+    and `upstream_row(name, key)` (the row under a key, as (row, projected row, image)). Upstream's
+    row is found when every handle-key column is carried exactly, so its upstream value is the value
+    the consumer wrote; otherwise the row is normalised through the projection alone."""
 
     def __init__(self, truth: Any, protocol: str, options: dict) -> None:
         self.truth, self.protocol, self.options = truth, protocol, options
@@ -387,7 +388,7 @@ class StateForms:
         if exact_key and all(c in keyed for c in forms.handle):
             try:
                 key = tuple(value_from_json(forms.table.column(c).type, keyed[c]) for c in forms.handle)
-                entry = self.truth.proj.get(name, {}).get(key)
+                entry = self.truth.upstream_row(name, key)
             except (TypeError, ValueError):  # a key value of the wrong JSON type: no upstream row has it
                 entry = None
         if entry is None:

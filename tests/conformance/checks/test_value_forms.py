@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ticdc_conformance.checks.checkpoints import check_checkpoints
+from tests.helpers import checked_both_ways
 from ticdc_conformance.checks.differential import check_final_state, load_truth_tables
 from ticdc_conformance.checks.value_forms import UNKNOWN, column_forms
 from ticdc_conformance.consumers.output import final_file_name
@@ -234,7 +234,7 @@ def _lines(path: Path) -> list:
 def judge(case: Case, out: Path):
     m = case.manifest
     final = [f for v in check_final_state(case.path / "truth", out, m["protocol"], m["sink"]) for f in v.findings]
-    return final, check_checkpoints(case.path / "truth", out, m)
+    return final, checked_both_ways(case.path / "truth", out, m)
 
 
 def _only(pred: Callable[[TiDBType], bool], f: Callable[[Column, Any, Any], Any]) -> Writer:

@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.helpers import checked_both_ways
 from ticdc_conformance.checks.checkpoints import check_checkpoints
 from ticdc_conformance.consumers.sequential.consumer import consume_local
 
@@ -48,7 +49,7 @@ def test_a_correct_late_joiner_passes_only_when_the_check_knows_its_start(late, 
     folder, manifest, full, w = late
     out = tmp_path / "late"
     _late_output(full, out, w)
-    verdict = check_checkpoints(folder / "truth", out, manifest, start_ts=w)
+    verdict = checked_both_ways(folder / "truth", out, manifest, start_ts=w)
     assert verdict.checked and verdict.findings == [], [f.render() for f in verdict.findings]
     blind = check_checkpoints(folder / "truth", out, manifest)
     assert {"CONSUMER-LOSS-1", "CONSUMER-DDL-1"} & {f.rule for f in blind.findings}
@@ -65,7 +66,7 @@ def test_a_snapshot_row_missing_at_the_first_checkpoint_is_found(late, tmp_path)
             del lines[loaded[0]]
             path.write_bytes(b"".join(line + b"\n" for line in lines))
             break
-    verdict = check_checkpoints(folder / "truth", out, manifest, start_ts=w)
+    verdict = checked_both_ways(folder / "truth", out, manifest, start_ts=w)
     assert any(f.rule == "CONSUMER-CHECKPOINT-1" and f.checkpoint == first for f in verdict.findings), \
         [f.render() for f in verdict.findings]
 
@@ -80,7 +81,7 @@ def test_a_resent_transaction_below_the_snapshot_applied_again_is_a_double_apply
         lines = f.read().splitlines(keepends=True)
         f.seek(0)
         f.writelines([json.dumps(below) + "\n"] + lines)
-    verdict = check_checkpoints(folder / "truth", out, manifest, start_ts=w)
+    verdict = checked_both_ways(folder / "truth", out, manifest, start_ts=w)
     assert any(f.rule == "CONSUMER-DEDUP-1" and f.commit_ts == below["commit_ts"] for f in verdict.findings), \
         [f.render() for f in verdict.findings]
 
@@ -91,5 +92,5 @@ def test_a_checkpoint_at_or_below_the_snapshot_is_a_watermark_finding(late, tmp_
     _late_output(full, out, w)
     text = (out / "applied.ndjson").read_text()
     (out / "applied.ndjson").write_text(json.dumps({"kind": "checkpoint", "ts": w}) + "\n" + text)
-    verdict = check_checkpoints(folder / "truth", out, manifest, start_ts=w)
+    verdict = checked_both_ways(folder / "truth", out, manifest, start_ts=w)
     assert any(f.rule == "CONSUMER-WATERMARK-1" and "late join" in f.message for f in verdict.findings)

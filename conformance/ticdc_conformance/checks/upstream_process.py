@@ -1,0 +1,228 @@
+"""Upstream replayed for the checkpoint check in a process of its own.
+
+The checkpoint check (checks/checkpoints.py) has two halves: replaying upstream from the case's
+truth/ (reading the history, projecting every row, making its comparable image: about half its
+time) and judging the consumer's output against it (its applied log, its state lines, the
+comparison at every checkpoint). The first half needs nothing from the second but the checkpoints,
+so for a large case it runs here, in a child process
+(`python -m ticdc_conformance.checks.upstream_process`), and streams what the second half reads of
+it; on two cores the two halves overlap.
+
+The child finds the checkpoints itself (the checkpoint entries of the consumer's applied log that
+the check accepts: each later than the one before, `accepted_checkpoints`). What it streams is
+small next to the replay:
+- per transaction: its commit ts and the row events TiCDC sends for it (`ProjectedTruth.expected`);
+- per DDL: the DDL, which the parent applies to tables that hold no rows there, for the schemas;
+- per checkpoint: the comparable images whose count changed since the last one, with their counts
+  now; the parent's counts are then upstream's, and its changed images the ones to compare.
+`UpstreamMirror` follows the stream, so the parent's `counts`, `dirty`, `expected` and `schemas` are
+what the replay in one process has at every checkpoint, and the verdict is the same
+(tests/conformance/checks/test_upstream_process.py). The one thing it does not hold is upstream's
+rows by key, which only a state line in a form other than upstream's asks for (value_forms.py
+`StateForms.state_row`): the first such question replays upstream here as well, alongside.
+
+Records (ticdc_contract/child_stream.py), each payload a pickle:
+- t (txn): (commit ts, expected);
+- d (ddl): the DDL;
+- c (checkpoint): (checkpoint ts, {table: ({image: count}, [images no longer held])});
+- e (end): the number of checkpoints streamed.
+"""
+from __future__ import annotations
+
+import pickle
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterator, Optional
+
+import orjson
+
+import ticdc_conformance
+import ticdc_contract
+from ticdc_conformance.protocols.common.wire import is_json_int
+from ticdc_contract import child_stream
+from ticdc_contract.child_stream import PROTOCOL, ChildStream, ChildStreamError, RecordSender, serve
+from ticdc_contract.model import DDL, Row, Transaction
+from ticdc_contract.truth import read_history
+
+from .projected_truth import Name, ProjectedTruth, unjudged_by_table
+
+# A check replays upstream in a second process from this many row events (the child's start-up,
+# about half a second, costs more below it) when the machine gives this process two cores.
+TWO_PROCESSES_FROM = 20_000
+_TXN, _DDL, _CHECKPOINT = b"t", b"d", b"c"
+
+
+class UpstreamProcessError(ChildStreamError):
+    """The child process replaying upstream failed or ended without finishing its stream."""
+
+
+def worth_a_process(events: Optional[int]) -> bool:
+    """Whether a case of `events` row events has its upstream replayed in a process of its own."""
+    return is_json_int(events) and events >= TWO_PROCESSES_FROM and child_stream.usable_cores() >= 2
+
+
+def accepted_checkpoints(applied_log: Path, start_ts: Optional[int]) -> Iterator[int]:
+    """The checkpoints of an applied log the checkpoint check judges, in order: each later than the
+    last one accepted (and than a late join's start_ts). A line the check refuses stops the check
+    there, so what is listed after it is never asked for; such a line is passed over here."""
+    last = start_ts
+    with open(applied_log, "rb") as f:
+        for line in f:
+            # A checkpoint entry spells "checkpoint", unless the writer escaped its letters.
+            if b"checkpoint" not in line and b"\\" not in line:
+                continue
+            try:
+                entry = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if type(entry) is dict and entry.get("kind") == "checkpoint" and is_json_int(entry.get("ts")):
+                ts = int(entry["ts"])
+                if last is None or ts > last:
+                    last = ts
+                    yield ts
+
+
+# --- the child ---------------------------------------------------------------------------------
+def _child(args: dict, fd: int) -> int:
+    from ticdc_conformance.young_collections import fewer_young_collections
+
+    def replay(sender: RecordSender) -> int:
+        truth_dir, options, start_ts = Path(args["truth"]), args["options"], args["start_ts"]
+        truth = ProjectedTruth(args["protocol"], options, unjudged_by_table(truth_dir, options))
+        history = read_history(truth_dir)
+        pending: Optional[DDL | Transaction] = None
+        n = 0
+        with fewer_young_collections():
+            for w in accepted_checkpoints(Path(args["applied_log"]), start_ts):
+                # As the check does: a late join's first checkpoint compares every row loaded too.
+                if n or start_ts is None:
+                    truth.dirty = defaultdict(set)
+                while True:
+                    event = pending or next(history, None)
+                    pending = None
+                    if event is None:
+                        break
+                    if event.commit_ts > w:
+                        pending = event
+                        break
+                    truth.apply(event)
+                    if type(event) is Transaction:
+                        sender.record(_TXN, pickle.dumps((event.commit_ts, truth.expected), protocol=PROTOCOL))
+                    else:
+                        sender.record(_DDL, pickle.dumps(event, protocol=PROTOCOL))
+                changed = {}
+                for name, images in truth.dirty.items():
+                    counts = truth.counts[name]
+                    held = {image: counts[image] for image in images if image in counts}
+                    changed[name] = (held, [image for image in images if image not in held])
+                sender.record(_CHECKPOINT, pickle.dumps((w, changed), protocol=PROTOCOL))
+                n += 1
+        return n
+
+    return serve(fd, RecordSender, replay)
+
+
+# --- the parent --------------------------------------------------------------------------------
+class MirroredTxn:
+    """An upstream transaction as the parent reads it: its commit ts and its row events."""
+
+    __slots__ = ("commit_ts", "expected")
+
+    def __init__(self, commit_ts: int, expected: dict[tuple[Name, bytes], int]) -> None:
+        self.commit_ts, self.expected = commit_ts, expected
+
+
+class CheckpointMark:
+    """Upstream's image counts that changed up to a checkpoint (`changed`: per table, the images
+    held with their counts and the images no longer held)."""
+
+    __slots__ = ("commit_ts", "changed")
+
+    def __init__(self, commit_ts: int, changed: dict[Name, tuple[dict[bytes, int], list[bytes]]]) -> None:
+        self.commit_ts, self.changed = commit_ts, changed
+
+
+class UpstreamMirror(ProjectedTruth):
+    """ProjectedTruth's state as another process replays it: the schemas by applying each DDL here
+    (to tables that hold no rows here), the image counts and the images changed at each checkpoint
+    from its mark, the row events of each transaction as sent. Upstream's rows by key are replayed
+    here too, the first time a row is asked for."""
+
+    def __init__(self, truth_dir: Path, protocol: str, options: dict, hidden: dict[Name, frozenset[str]]) -> None:
+        super().__init__(protocol, options, hidden)
+        self.truth_dir = Path(truth_dir)
+        self.at: Optional[int] = None  # the commit ts of the last event or checkpoint followed
+        self._rows: Optional[ProjectedTruth] = None  # upstream replayed here, once a row is asked for
+        self._rows_history: Iterator[DDL | Transaction] = iter(())
+        self._rows_pending: Optional[DDL | Transaction] = None
+
+    def apply(self, event: DDL | Transaction | MirroredTxn | CheckpointMark) -> None:
+        if type(event) is MirroredTxn:
+            self.expected = event.expected
+        elif type(event) is CheckpointMark:
+            self._mark(event)
+        elif isinstance(event, DDL):
+            self._apply_ddl(event)
+        else:
+            raise TypeError(f"the upstream mirror follows what another process streams, not a {type(event).__name__}")
+        self.at = event.commit_ts
+
+    def _mark(self, mark: CheckpointMark) -> None:
+        dirty = defaultdict(set)
+        for name, (held, gone) in mark.changed.items():
+            counts = self.counts[name]
+            dict.update(counts, held)  # counts now, not added to them (Counter.update adds)
+            for image in gone:
+                counts.pop(image, None)
+            dirty[name] = set(held).union(gone)
+        self.dirty = dirty
+
+    def upstream_row(self, name: Name, key: tuple) -> Optional[tuple[Row, dict, bytes]]:
+        if self._rows is None:
+            self._rows = ProjectedTruth(self.protocol, self.options, self.hidden)
+            self._rows_history = read_history(self.truth_dir)
+        rows = self._rows
+        while True:
+            event = self._rows_pending or next(self._rows_history, None)
+            self._rows_pending = None
+            if event is None:
+                break
+            if self.at is None or event.commit_ts > self.at:
+                self._rows_pending = event
+                break
+            rows.apply(event)
+        return rows.upstream_row(name, key)
+
+
+class UpstreamProcess(ChildStream):
+    """Upstream of the case whose truth/ is `truth_dir`, replayed in a child process up to every
+    checkpoint of `applied_log` it accepts: iterate it for the events in commit order (a DDL, a
+    MirroredTxn, a CheckpointMark after the events up to its checkpoint), each to be applied to an
+    UpstreamMirror. Use it as a context manager: leaving early stops the child."""
+
+    error_type = UpstreamProcessError
+
+    def __init__(self, truth_dir: Path, applied_log: Path, protocol: str, options: dict,
+                 start_ts: Optional[int]) -> None:
+        args = {"truth": str(Path(truth_dir).resolve()), "applied_log": str(Path(applied_log).resolve()),
+                "protocol": protocol, "options": options, "start_ts": start_ts}
+        super().__init__(__name__, args, "replaying", f"upstream of {truth_dir}", (ticdc_conformance, ticdc_contract))
+
+    def __enter__(self) -> "UpstreamProcess":
+        return self
+
+    def __iter__(self) -> Iterator[DDL | MirroredTxn | CheckpointMark]:
+        loads = pickle.loads
+        for kind, payload in self.records():
+            if kind == _TXN:
+                yield MirroredTxn(*loads(payload))
+            elif kind == _CHECKPOINT:
+                yield CheckpointMark(*loads(payload))
+            elif kind == _DDL:
+                yield loads(payload)
+            else:
+                raise self.unknown(kind)
+
+
+if __name__ == "__main__":
+    child_stream.main(_child)
