@@ -25,7 +25,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
+from collections import deque
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Optional, TypeVar
 
@@ -53,11 +55,17 @@ def usable_cores() -> int:
 
 # --- the child ---------------------------------------------------------------------------------
 class RecordSender:
-    """Records framed and written to `out`."""
+    """Records framed and written to `out`. With AHEAD_BYTES above 0 a thread of its own writes
+    the frames, so that the child computes on while the parent is busy, up to that many bytes ahead
+    of it: the pipe's own buffer holds about one checkpoint's records of the check's stream, and
+    with that alone the two processes took turns instead of running side by side."""
+
+    AHEAD_BYTES = 0
 
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
         self.buffer = bytearray()
+        self._writer: Optional[_FrameWriter] = _FrameWriter(self._write, self.AHEAD_BYTES) if self.AHEAD_BYTES else None
 
     def record(self, kind: bytes, payload: bytes) -> None:
         self.buffer += _HEADER.pack(kind, len(payload))
@@ -68,12 +76,17 @@ class RecordSender:
     def finish(self, kind: bytes, payload: object) -> None:
         self.record(kind, pickle.dumps(payload, protocol=PROTOCOL))
         self.flush()
+        if self._writer is not None:
+            self._writer.drain()
 
     def flush(self) -> None:
         if self.buffer:
-            self._write(_LENGTH.pack(len(self.buffer)))
-            self._write(self.buffer)
+            frame = _LENGTH.pack(len(self.buffer)) + self.buffer
             self.buffer = bytearray()
+            if self._writer is not None:
+                self._writer.put(frame)
+            else:
+                self._write(frame)
 
     def _write(self, data: bytes | bytearray) -> None:
         """All of `data`: a write to a pipe interrupted by a signal writes part of it and says how much."""
@@ -81,6 +94,63 @@ class RecordSender:
         while view:
             written = self.out.write(view)
             view = view[written if written is not None else len(view):]
+
+
+class _FrameWriter:
+    """Frames written by a thread, at most `ahead` bytes of them waiting; the thread's write error
+    (the parent closed the pipe) is raised by the next put or drain."""
+
+    def __init__(self, write: Callable[[bytes], None], ahead: int) -> None:
+        self.write, self.ahead = write, ahead
+        self.frames: deque[bytes] = deque()
+        self.waiting = 0  # bytes in `frames` and in the write under way
+        self.error: Optional[BaseException] = None
+        self.done = False
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._run, name="frame writer", daemon=True)
+        self.thread.start()
+
+    def put(self, frame: bytes) -> None:
+        with self.cond:
+            while self.waiting > self.ahead and self.error is None:
+                self.cond.wait()
+            self._raise()
+            self.frames.append(frame)
+            self.waiting += len(frame)
+            self.cond.notify_all()
+
+    def drain(self) -> None:
+        """Returns once every frame is written (or raises the write's error), the thread ended."""
+        with self.cond:
+            self.done = True
+            self.cond.notify_all()
+            while self.waiting and self.error is None:
+                self.cond.wait()
+        self.thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                while not self.frames and not self.done:
+                    self.cond.wait()
+                if not self.frames:
+                    return
+                frame = self.frames.popleft()
+            try:
+                self.write(frame)  # the pipe write, without the lock (it waits for the parent)
+            except BaseException as e:  # noqa: BLE001 - handed to the main thread, which raises it
+                with self.cond:
+                    self.error = e
+                    self.cond.notify_all()
+                return
+            with self.cond:
+                self.waiting -= len(frame)
+                self.cond.notify_all()
 
 
 def serve(fd: int, sender_type: Callable[[BinaryIO], S], body: Callable[[S], object]) -> int:

@@ -323,15 +323,9 @@ class CheckpointCheck:
         self.hidden = unjudged_by_table(self.truth_dir, options)
         if processes not in (None, 1, 2):
             raise ValueError(f"processes is 1, 2 or None (by the case's size), not {processes!r}")
-        self.upstream: Optional[UpstreamProcess] = None
-        if processes == 2 or (processes is None and worth_a_process(manifest.get("events"))):
-            self.truth: ProjectedTruth = UpstreamMirror(self.truth_dir, manifest["protocol"], options, self.hidden)
-            self.upstream = UpstreamProcess(self.truth_dir, self.out / "applied.ndjson", manifest["protocol"],
-                                            options, start_ts)
-            self.history: Iterator = iter(self.upstream)
-        else:
-            self.truth = ProjectedTruth(manifest["protocol"], options, self.hidden)
-            self.history = history_events(self.truth_dir)
+        two = processes == 2 or (processes is None and worth_a_process(manifest.get("events")))
+        self.truth: ProjectedTruth = (UpstreamMirror(self.truth_dir, manifest["protocol"], options, self.hidden) if two
+                                      else ProjectedTruth(manifest["protocol"], options, self.hidden))
         self.forms = StateForms(self.truth, manifest["protocol"], options)
         self.findings = _Findings()
         self.pending: Optional[DDL | Transaction | MirroredTxn | CheckpointMark] = None
@@ -353,6 +347,15 @@ class CheckpointCheck:
         self.divergence: list[tuple[int, int]] = []
         self._keys: dict[Name, tuple[TableSchema, Callable[[dict], bytes]]] = {}  # per table: _key_function's
         self.start_ts = start_ts
+        # The other process starts last, once nothing else here can fail before close() is in reach.
+        self.upstream: Optional[UpstreamProcess] = None
+        self.history: Iterator[DDL | Transaction | MirroredTxn | CheckpointMark]
+        if two:
+            self.upstream = UpstreamProcess(self.truth_dir, self.out / "applied.ndjson", manifest["protocol"],
+                                            options, start_ts)
+            self.history = iter(self.upstream)
+        else:
+            self.history = history_events(self.truth_dir)
         if start_ts is not None:
             try:
                 self._snapshot(start_ts)

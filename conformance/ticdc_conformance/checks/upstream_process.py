@@ -83,10 +83,14 @@ def accepted_checkpoints(applied_log: Path, start_ts: Optional[int]) -> Iterator
 
 
 # --- the child ---------------------------------------------------------------------------------
+class _Sender(RecordSender):
+    AHEAD_BYTES = 64 << 20  # many checkpoints' records: the child replays on while the parent judges
+
+
 def _child(args: dict, fd: int) -> int:
     from ticdc_conformance.young_collections import fewer_young_collections
 
-    def replay(sender: RecordSender) -> int:
+    def replay(sender: _Sender) -> int:
         truth_dir, options, start_ts = Path(args["truth"]), args["options"], args["start_ts"]
         truth = ProjectedTruth(args["protocol"], options, unjudged_by_table(truth_dir, options))
         history = read_history(truth_dir)
@@ -119,7 +123,7 @@ def _child(args: dict, fd: int) -> int:
                 n += 1
         return n
 
-    return serve(fd, RecordSender, replay)
+    return serve(fd, _Sender, replay)
 
 
 # --- the parent --------------------------------------------------------------------------------
