@@ -24,7 +24,9 @@ rows by key, which only a state line in a form other than upstream's asks for (v
 Records (ticdc_contract/child_stream.py), each payload a pickle:
 - t (txn): (commit ts, expected);
 - d (ddl): the DDL;
-- c (checkpoint): (checkpoint ts, {table: ({image: count}, [images no longer held])});
+- i (images): (table, {image: count}, [images no longer held]), images whose count changed since
+  the last checkpoint, in parts of at most MARK_IMAGES;
+- c (checkpoint): the checkpoint ts, after its images;
 - e (end): the number of checkpoints streamed.
 """
 from __future__ import annotations
@@ -49,7 +51,8 @@ from .projected_truth import Name, ProjectedTruth, unjudged_by_table
 # A check replays upstream in a second process from this many row events (the child's start-up,
 # about half a second, costs more below it) when the machine gives this process two cores.
 TWO_PROCESSES_FROM = 20_000
-_TXN, _DDL, _CHECKPOINT = b"t", b"d", b"c"
+_TXN, _DDL, _CHANGED, _CHECKPOINT = b"t", b"d", b"i", b"c"
+MARK_IMAGES = 100_000  # images per record of a checkpoint's changed images
 
 
 class UpstreamProcessError(ChildStreamError):
@@ -92,6 +95,7 @@ def _child(args: dict, fd: int) -> int:
 
     def replay(sender: _Sender) -> int:
         truth_dir, options, start_ts = Path(args["truth"]), args["options"], args["start_ts"]
+        per_record = args["mark_images"]
         truth = ProjectedTruth(args["protocol"], options, unjudged_by_table(truth_dir, options))
         history = read_history(truth_dir)
         pending: Optional[DDL | Transaction] = None
@@ -114,12 +118,17 @@ def _child(args: dict, fd: int) -> int:
                         sender.record(_TXN, pickle.dumps((event.commit_ts, truth.expected), protocol=PROTOCOL))
                     else:
                         sender.record(_DDL, pickle.dumps(event, protocol=PROTOCOL))
-                changed = {}
                 for name, images in truth.dirty.items():
-                    counts = truth.counts[name]
-                    held = {image: counts[image] for image in images if image in counts}
-                    changed[name] = (held, [image for image in images if image not in held])
-                sender.record(_CHECKPOINT, pickle.dumps((w, changed), protocol=PROTOCOL))
+                    counts, changed = truth.counts[name], list(images)
+                    # In parts: a long interval changes many images, and a record is at most 4 GiB.
+                    for at in range(0, len(changed), per_record):
+                        part = changed[at:at + per_record]
+                        held = {image: counts[image] for image in part if image in counts}
+                        gone = [image for image in part if image not in held]
+                        sender.record(_CHANGED, pickle.dumps((name, held, gone), protocol=PROTOCOL))
+                    if not changed:  # a table touched with nothing changed is still compared, as in one process
+                        sender.record(_CHANGED, pickle.dumps((name, {}, []), protocol=PROTOCOL))
+                sender.record(_CHECKPOINT, pickle.dumps(w, protocol=PROTOCOL))
                 n += 1
         return n
 
@@ -137,12 +146,12 @@ class MirroredTxn:
 
 
 class CheckpointMark:
-    """Upstream's image counts that changed up to a checkpoint (`changed`: per table, the images
-    held with their counts and the images no longer held)."""
+    """Upstream's image counts that changed up to a checkpoint (`changed`: parts of (table, the
+    images held with their counts, the images no longer held))."""
 
     __slots__ = ("commit_ts", "changed")
 
-    def __init__(self, commit_ts: int, changed: dict[Name, tuple[dict[bytes, int], list[bytes]]]) -> None:
+    def __init__(self, commit_ts: int, changed: list[tuple[Name, dict[bytes, int], list[bytes]]]) -> None:
         self.commit_ts, self.changed = commit_ts, changed
 
 
@@ -172,13 +181,15 @@ class UpstreamMirror(ProjectedTruth):
         self.at = event.commit_ts
 
     def _mark(self, mark: CheckpointMark) -> None:
-        dirty = defaultdict(set)
-        for name, (held, gone) in mark.changed.items():
+        dirty: defaultdict[Name, set[bytes]] = defaultdict(set)
+        for name, held, gone in mark.changed:
             counts = self.counts[name]
             dict.update(counts, held)  # counts now, not added to them (Counter.update adds)
             for image in gone:
                 counts.pop(image, None)
-            dirty[name] = set(held).union(gone)
+            changed = dirty[name]
+            changed.update(held)
+            changed.update(gone)
         self.dirty = dirty
 
     def upstream_row(self, name: Name, key: tuple) -> Optional[tuple[Row, dict, bytes]]:
@@ -207,9 +218,9 @@ class UpstreamProcess(ChildStream):
     error_type = UpstreamProcessError
 
     def __init__(self, truth_dir: Path, applied_log: Path, protocol: str, options: dict,
-                 start_ts: Optional[int]) -> None:
+                 start_ts: Optional[int], mark_images: int = MARK_IMAGES) -> None:
         args = {"truth": str(Path(truth_dir).resolve()), "applied_log": str(Path(applied_log).resolve()),
-                "protocol": protocol, "options": options, "start_ts": start_ts}
+                "protocol": protocol, "options": options, "start_ts": start_ts, "mark_images": mark_images}
         super().__init__(__name__, args, "replaying", f"upstream of {truth_dir}", (ticdc_conformance, ticdc_contract))
 
     def __enter__(self) -> "UpstreamProcess":
@@ -217,11 +228,15 @@ class UpstreamProcess(ChildStream):
 
     def __iter__(self) -> Iterator[DDL | MirroredTxn | CheckpointMark]:
         loads = pickle.loads
+        changed: list = []
         for kind, payload in self.records():
             if kind == _TXN:
                 yield MirroredTxn(*loads(payload))
+            elif kind == _CHANGED:
+                changed.append(loads(payload))
             elif kind == _CHECKPOINT:
-                yield CheckpointMark(*loads(payload))
+                yield CheckpointMark(loads(payload), changed)
+                changed = []
             elif kind == _DDL:
                 yield loads(payload)
             else:

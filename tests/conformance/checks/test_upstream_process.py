@@ -121,16 +121,33 @@ def test_a_check_that_stops_early_stops_the_child(tmp_path, no_process_left):
     assert "applied.ndjson line 41: a JSON list" in verdict.findings[0].message
 
 
-def test_the_stream_marks_every_checkpoint_after_its_events(tmp_path, no_process_left):
+@pytest.mark.parametrize("mark_images", [upstream_process.MARK_IMAGES, 3])
+def test_the_stream_marks_every_checkpoint_after_its_events(tmp_path, no_process_left, mark_images):
     folder, manifest = _case(tmp_path, "smoke", "debezium")
     wanted = list(accepted_checkpoints(folder / "out" / "applied.ndjson", None))
-    seen, last = [], 0
+    seen, last, images = [], 0, []
     with UpstreamProcess(folder / "truth", folder / "out" / "applied.ndjson", manifest["protocol"],
-                         manifest["sink"], None) as upstream:
+                         manifest["sink"], None, mark_images=mark_images) as upstream:
         for event in upstream:
             if type(event) is CheckpointMark:
                 seen.append(event.commit_ts)
+                images.append(sorted(image for _, held, gone in event.changed for image in [*held, *gone]))
+                assert all(len(held) + len(gone) <= mark_images for _, held, gone in event.changed)
             assert event.commit_ts >= last  # commit order, a mark after the events up to it
             last = event.commit_ts
     assert seen == wanted and upstream.end == len(wanted)
+    assert any(len(changed) > 3 for changed in images)  # parts were needed for the small size
+
+
+def test_a_checkpoint_in_many_parts_has_the_verdict_of_one(tmp_path, monkeypatch, no_process_left):
+    folder, manifest = _case(tmp_path, "ddl-evolution", "canal-json")
+    for path in sorted((folder / "out" / "states").glob("*.ndjson"))[:2]:  # rows missing at many checkpoints
+        lines = path.read_bytes().splitlines(keepends=True)
+        path.write_bytes(b"".join(line for i, line in enumerate(lines) if i % 3))
+    whole = check_checkpoints(folder / "truth", folder / "out", manifest, processes=1)
+    assert whole.findings and sum(n for _, n in whole.divergence) > 10
+    real = UpstreamProcess.__init__
+    monkeypatch.setattr(UpstreamProcess, "__init__", lambda self, *a: real(self, *a, mark_images=2))
+    parts = check_checkpoints(folder / "truth", folder / "out", manifest, processes=2)
+    assert orjson.dumps(parts.to_json()) == orjson.dumps(whole.to_json())
 
