@@ -47,7 +47,7 @@ from .checkpoint_causes import SinceGood, explain_rows
 from .differential import compare_table, extra_columns
 from .projected_truth import Name, ProjectedTruth, comparable, unjudged_by_table
 from .selection import consumer_table
-from .upstream_history import TableFates, history_events
+from .upstream_history import TableFates, Upcoming, history_events
 from .upstream_process import CheckpointMark, MirroredTxn, UpstreamMirror, UpstreamProcess, worth_a_process
 from .value_forms import StateForms
 
@@ -328,7 +328,6 @@ class CheckpointCheck:
                                       else ProjectedTruth(manifest["protocol"], options, self.hidden))
         self.forms = StateForms(self.truth, manifest["protocol"], options)
         self.findings = _Findings()
-        self.pending: Optional[DDL | Transaction | MirroredTxn | CheckpointMark] = None
         self.checkpoints: list[int] = []
         self.last_ts: Optional[int] = None
         self.last_kind = ""
@@ -349,13 +348,10 @@ class CheckpointCheck:
         self.start_ts = start_ts
         # The other process starts last, once nothing else here can fail before close() is in reach.
         self.upstream: Optional[UpstreamProcess] = None
-        self.history: Iterator[DDL | Transaction | MirroredTxn | CheckpointMark]
         if two:
             self.upstream = UpstreamProcess(self.truth_dir, self.out / "applied.ndjson", manifest["protocol"],
                                             options, start_ts)
-            self.history = iter(self.upstream)
-        else:
-            self.history = history_events(self.truth_dir)
+        self.history = Upcoming(self.upstream if self.upstream is not None else history_events(self.truth_dir))
         if start_ts is not None:
             try:
                 self._snapshot(start_ts)
@@ -375,14 +371,7 @@ class CheckpointCheck:
 
     def _upstream_to(self, ts: int) -> Iterator[DDL | Transaction | MirroredTxn]:
         """Upstream's next events up to commit ts `ts`, each applied before it is yielded."""
-        while True:
-            event = self.pending or next(self.history, None)
-            self.pending = None
-            if event is None:
-                return
-            if event.commit_ts > ts:
-                self.pending = event
-                return
+        for event in self.history.up_to(ts):
             if isinstance(event, DDL):
                 self._note_ddl(event)
             else:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 import orjson
 
@@ -45,6 +45,26 @@ def qualified(name: Name) -> str:
 def history_events(truth: Path) -> Iterator[DDL | Transaction]:
     """The upstream history the case's truth/ folder holds, event by event, in commit order."""
     return read_history(Path(truth))
+
+
+class Upcoming:
+    """The events of a stream in commit order, taken up to a commit ts at a time: the first event
+    after it waits for the next call. Take each call's events to the end."""
+
+    def __init__(self, events: Iterable) -> None:
+        self._events = iter(events)
+        self._next = None
+
+    def up_to(self, ts: int) -> Iterator:
+        while True:
+            event = self._next or next(self._events, None)
+            self._next = None
+            if event is None:
+                return
+            if event.commit_ts > ts:
+                self._next = event
+                return
+            yield event
 
 
 # --- tables ------------------------------------------------------------------------------------

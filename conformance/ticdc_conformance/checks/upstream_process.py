@@ -47,6 +47,7 @@ from ticdc_contract.model import DDL, Row, Transaction
 from ticdc_contract.truth import read_history
 
 from .projected_truth import Name, ProjectedTruth, unjudged_by_table
+from .upstream_history import Upcoming
 
 # A check replays upstream in a second process from this many row events (the child's start-up,
 # about half a second, costs more below it) when the machine gives this process two cores.
@@ -97,22 +98,14 @@ def _child(args: dict, fd: int) -> int:
         truth_dir, options, start_ts = Path(args["truth"]), args["options"], args["start_ts"]
         per_record = args["mark_images"]
         truth = ProjectedTruth(args["protocol"], options, unjudged_by_table(truth_dir, options))
-        history = read_history(truth_dir)
-        pending: Optional[DDL | Transaction] = None
+        history = Upcoming(read_history(truth_dir))
         n = 0
         with fewer_young_collections():
             for w in accepted_checkpoints(Path(args["applied_log"]), start_ts):
                 # As the check does: a late join's first checkpoint compares every row loaded too.
                 if n or start_ts is None:
                     truth.dirty = defaultdict(set)
-                while True:
-                    event = pending or next(history, None)
-                    pending = None
-                    if event is None:
-                        break
-                    if event.commit_ts > w:
-                        pending = event
-                        break
+                for event in history.up_to(w):
                     truth.apply(event)
                     if type(event) is Transaction:
                         sender.record(_TXN, pickle.dumps((event.commit_ts, truth.expected), protocol=PROTOCOL))
@@ -166,8 +159,7 @@ class UpstreamMirror(ProjectedTruth):
         self.truth_dir = Path(truth_dir)
         self.at: Optional[int] = None  # the commit ts of the last event or checkpoint followed
         self._rows: Optional[ProjectedTruth] = None  # upstream replayed here, once a row is asked for
-        self._rows_history: Iterator[DDL | Transaction] = iter(())
-        self._rows_pending: Optional[DDL | Transaction] = None
+        self._rows_history = Upcoming(())
 
     def apply(self, event: DDL | Transaction | MirroredTxn | CheckpointMark) -> None:
         if type(event) is MirroredTxn:
@@ -195,17 +187,11 @@ class UpstreamMirror(ProjectedTruth):
     def upstream_row(self, name: Name, key: tuple) -> Optional[tuple[Row, dict, bytes]]:
         if self._rows is None:
             self._rows = ProjectedTruth(self.protocol, self.options, self.hidden)
-            self._rows_history = read_history(self.truth_dir)
+            self._rows_history = Upcoming(read_history(self.truth_dir))
         rows = self._rows
-        while True:
-            event = self._rows_pending or next(self._rows_history, None)
-            self._rows_pending = None
-            if event is None:
-                break
-            if self.at is None or event.commit_ts > self.at:
-                self._rows_pending = event
-                break
-            rows.apply(event)
+        if self.at is not None:
+            for event in self._rows_history.up_to(self.at):
+                rows.apply(event)
         return rows.upstream_row(name, key)
 
 
