@@ -94,10 +94,11 @@ class ProjectedTruth(TableStates):
         # Per table name: the schema version last asked about, its view and its row projection.
         # Every row a version sees asks for them, so each version makes them once.
         self._views: dict[Name, tuple[TableSchema, TableSchema, Callable[[dict], dict]]] = {}
-        # Per table name: what _apply_txn looks up for its rows, kept from one transaction to the
-        # next while it stays what it is: a DDL (a new version, a new dict of rows) empties it, as
-        # does a new note of changed images (`dirty` replaced at a checkpoint).
-        self._txn_tables: dict[Name, tuple] = {}
+        # Per table version a change names (by its id): what _apply_txn looks up for its rows
+        # (_txn_table), kept from one transaction to the next while it stays what it is: a DDL (a
+        # new version, a new dict of rows) empties it, as does a new note of changed images
+        # (`dirty` replaced at a checkpoint).
+        self._txn_tables: dict[int, tuple] = {}
         self._txn_tables_dirty = self.dirty
 
     def _version(self, name: Name) -> tuple[TableSchema, TableSchema, Callable[[dict], dict]]:
@@ -188,73 +189,99 @@ class ProjectedTruth(TableStates):
         (key_updates.py). The interpreter's rows are kept here, not by a _put per change: every
         change of the stream comes this way, and its old entry serves the events' keys too."""
         changes = txn.changes
-        rows = self.rows
-        names = [(ch.table.schema, ch.table.table) for ch in changes]
-        if any(name not in rows for name in names):
-            self.check_tables(txn)  # refuses it, before any change
-        # _take, _give, _drop, _add and _count in line, with what they look up per table looked up
-        # once (until a DDL or a checkpoint): every row change of the stream comes here, and the calls
-        # were half the time of applying one. The order is theirs: every old image goes, then every
-        # new one.
+        # _take, _give, _drop, _add, _count and _event_key in line, with what they look up per
+        # table looked up once (until a DDL or a checkpoint): every row change of the stream comes
+        # here, and the calls were half the time of applying one. The order is theirs: every old
+        # image goes, then every new one.
         tables = self._txn_tables
-        schemas, projs, counts, dirty, hidden = self.schemas, self.proj, self.counts, self.dirty, self.hidden
-        if self._txn_tables_dirty is not dirty:
+        if self._txn_tables_dirty is not self.dirty:
             tables.clear()
-            self._txn_tables_dirty = dirty
-        for name in names:
-            if name not in tables:
-                _, view, project = self._version(name)
-                tables[name] = (schemas[name].row_key, rows[name], projs[name], counts[name], dirty[name],
-                                project, hidden.get(name), view.handle_key)
+            self._txn_tables_dirty = self.dirty
+        # Each change's table, by the identity of the table version it names (a TableSchema
+        # hashes every field it has); the entry holds the version, so the identity stays its own.
+        entries = []
+        for ch in changes:
+            entry = tables.get(id(ch.table))
+            if entry is None:
+                entry = self._txn_table(ch.table, txn)
+            entries.append(entry)
         # The row events are counted as the images go and come, not in a pass of their own: a
         # DELETE's event (and the DELETE TiCDC makes of an UPDATE that moves the key) is the old
         # image's key, every other change's the new image's. A plain dict: the counts are compared
         # whole (checkpoints.py), and a Counter's own construction cost a tenth of this method.
         raw = bool(self.options.get("output-raw-change-event"))
         expected: dict[tuple[Name, bytes], int] = {}
-        for ch, name in zip(changes, names):
-            old = None
-            if ch.before is not None:
-                row_key, held, proj_rows, n_images, changed = tables[name][:5]
-                key = row_key(ch.before)
-                held.pop(key, None)
-                old = proj_rows.pop(key, None)
-                if old is not None:
-                    image = old[2]
-                    n = n_images.get(image, 0) - 1  # bump_count's steps
-                    if n:
-                        n_images[image] = n
-                    else:
-                        n_images.pop(image, None)
-                    changed.add(image)
+        for ch, entry in zip(changes, entries):
+            before = ch.before
+            if before is None:  # an INSERT: no old image goes, and its event is the new image's key
+                if ch.op is Op.DELETE:  # a DELETE without its old image: the key of an empty row
+                    event = (entry[0], self._event_key(entry[0], None, entry[9]))
+                    expected[event] = expected.get(event, 0) + 1
+                continue
+            key = entry[1](before)
+            entry[2].pop(key, None)
+            old = entry[3].pop(key, None)
+            if old is not None:
+                image, n_images = old[2], entry[4]
+                n = n_images.get(image, 0) - 1  # bump_count's steps
+                if n:
+                    n_images[image] = n
+                else:
+                    n_images.pop(image, None)
+                entry[5].add(image)
             op = ch.op
             if op is Op.DELETE or (op is Op.UPDATE and not raw and moves_handle_key(ch)):
-                event = (name, self._event_key(name, old, tables[name][7]))
+                event = (entry[0], orjson.dumps([old[1].get(entry[8])]) if entry[8] is not None and old is not None
+                         else self._event_key(entry[0], old, entry[9]))
                 expected[event] = expected.get(event, 0) + 1
-        for ch, name in zip(changes, names):
-            new = None
-            if ch.after is not None:
-                row_key, held, proj_rows, n_images, changed, project, unjudged, _ = tables[name]
-                key = row_key(ch.after)
-                gone = proj_rows.pop(key, None)
-                if gone is not None:
-                    image = gone[2]
-                    n = n_images.get(image, 0) - 1
-                    if n:
-                        n_images[image] = n
-                    else:
-                        n_images.pop(image, None)
-                    changed.add(image)
-                row = held[key] = dict(ch.after)
-                proj = project(row)
-                image = compact(comparable(proj, unjudged) if unjudged else orjson.dumps(proj, option=_SORTED))
-                new = proj_rows[key] = (row, proj, image)
-                n_images[image] = n_images.get(image, 0) + 1  # never 0 after adding one
+        for ch, entry in zip(changes, entries):
+            after = ch.after
+            if after is None:  # a DELETE: its event was counted with the old image
+                if ch.op is not Op.DELETE:  # any other change without a new image: the key of an empty row
+                    event = (entry[0], self._event_key(entry[0], None, entry[9]))
+                    expected[event] = expected.get(event, 0) + 1
+                continue
+            _, row_key, held, proj_rows, n_images, changed, project, unjudged, one_key = entry[:9]
+            key = row_key(after)
+            gone = proj_rows.pop(key, None)
+            if gone is not None:
+                image = gone[2]
+                n = n_images.get(image, 0) - 1
+                if n:
+                    n_images[image] = n
+                else:
+                    n_images.pop(image, None)
                 changed.add(image)
-            if ch.op is not Op.DELETE:
-                event = (name, self._event_key(name, new, tables[name][7]))
-                expected[event] = expected.get(event, 0) + 1
+            row = held[key] = dict(after)
+            proj = project(row)
+            image = compact(comparable(proj, unjudged) if unjudged else orjson.dumps(proj, option=_SORTED))
+            proj_rows[key] = (row, proj, image)
+            n_images[image] = n_images.get(image, 0) + 1  # never 0 after adding one
+            changed.add(image)
+            event = (entry[0], orjson.dumps([proj.get(one_key)]) if one_key is not None
+                     else self._event_key(entry[0], proj_rows[key], entry[9]))
+            expected[event] = expected.get(event, 0) + 1
         self.expected = expected
+
+    def _txn_table(self, table: TableSchema, txn: Transaction) -> tuple:
+        """What _apply_txn looks up for the rows of `table` (a version of a table the states
+        hold), kept in `_txn_tables` by the version's identity; a transaction that writes a table
+        the states do not hold is refused here, before any of its changes. A tuple read by
+        position, which costs less per change than names would: 0 the table's name, 1 the row key
+        of the version in force, 2 its rows, 3 its projected rows, 4 its image counts, 5 its
+        changed images, 6 its row projection, 7 its unjudged columns, 8 the one column of a
+        one-column handle key (else None), 9 the view's handle key, 10 `table` itself (kept alive,
+        so that its id names no other version)."""
+        name = (table.schema, table.table)
+        if name not in self.rows:
+            self.check_tables(txn)  # refuses it
+        _, view, project = self._version(name)
+        handle = view.handle_key
+        entry = (name, self.schemas[name].row_key, self.rows[name], self.proj[name], self.counts[name],
+                 self.dirty[name], project, self.hidden.get(name), handle[0] if len(handle) == 1 else None, handle,
+                 table)
+        self._txn_tables[id(table)] = entry
+        return entry
 
 
 # --- final rows projected when written -----------------------------------------------------------

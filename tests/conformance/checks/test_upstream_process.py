@@ -73,6 +73,36 @@ def test_the_child_finds_the_checkpoints_the_check_accepts(tmp_path):
     assert list(accepted_checkpoints(log, 6)) == [9, 12]  # a late join's start: only later ones
 
 
+def _every_line_read(log: Path) -> list[int]:
+    """The accepted checkpoints as reading every line of the log finds them."""
+    found: list[int] = []
+    for line in log.read_bytes().split(b"\n"):
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if type(entry) is dict and entry.get("kind") == "checkpoint" and type(entry.get("ts")) is int:
+            if not found or entry["ts"] > found[-1]:
+                found.append(entry["ts"])
+    return found
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 22])
+def test_the_checkpoints_are_found_whatever_the_blocks_the_log_is_read_in(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(upstream_process, "_SCAN_BYTES", block)
+    log = tmp_path / "applied.ndjson"
+    long_row = {"kind": "txn", "commit_ts": 8, "rows": [{"schema": "s", "table": "t", "op": "insert",
+                                                         "after": {"v": "checkpoint " * 40 + '\\ "'}}]}
+    plain = {"kind": "txn", "commit_ts": 3, "rows": [{"schema": "s", "table": "t", "op": "delete", "before": {}}]}
+    log.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [
+        plain, {"kind": "checkpoint", "ts": 5}, plain, long_row, plain, {"kind": "checkpoint", "ts": 9}, long_row,
+    ]) + b'\n\n{"kind":"\\u0063heckpoint","ts":12}\n{"kind": "checkpoint", "ts": 15}')  # no last newline
+    assert list(accepted_checkpoints(log, None)) == _every_line_read(log) == [5, 9, 12, 15]
+    empty = tmp_path / "empty.ndjson"
+    empty.write_bytes(b"")
+    assert list(accepted_checkpoints(empty, None)) == []
+
+
 def test_a_large_case_takes_a_second_process_and_a_small_one_does_not(tmp_path, monkeypatch, no_process_left):
     folder, manifest = _case(tmp_path, "smoke", "canal-json")
     monkeypatch.setattr(upstream_process.child_stream, "usable_cores", lambda: 2)
