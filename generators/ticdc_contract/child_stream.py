@@ -64,13 +64,13 @@ class RecordSender:
 
     def __init__(self, out: BinaryIO) -> None:
         self.out = out
-        self.buffer = bytearray()
+        self.buffer = _new_frame()
         self._writer: Optional[_FrameWriter] = _FrameWriter(self._write, self.AHEAD_BYTES) if self.AHEAD_BYTES else None
 
     def record(self, kind: bytes, payload: bytes) -> None:
         self.buffer += _HEADER.pack(kind, len(payload))
         self.buffer += payload
-        if len(self.buffer) >= FRAME_BYTES:
+        if len(self.buffer) >= FRAME_BYTES + _LENGTH.size:
             self.flush()
 
     def finish(self, kind: bytes, payload: object) -> None:
@@ -80,9 +80,12 @@ class RecordSender:
             self._writer.drain()
 
     def flush(self) -> None:
-        if self.buffer:
-            frame = _LENGTH.pack(len(self.buffer)) + self.buffer
-            self.buffer = bytearray()
+        if len(self.buffer) > _LENGTH.size:
+            # The frame is the buffer itself, its length written into the room left for it: the
+            # check's stream is hundreds of megabytes at 1M events, and each copy of it costs.
+            frame = self.buffer
+            _LENGTH.pack_into(frame, 0, len(frame) - _LENGTH.size)
+            self.buffer = _new_frame()
             if self._writer is not None:
                 self._writer.put(frame)
             else:
@@ -96,13 +99,18 @@ class RecordSender:
             view = view[written if written is not None else len(view):]
 
 
+def _new_frame() -> bytearray:
+    """An empty frame: room for its length, then its records."""
+    return bytearray(_LENGTH.size)
+
+
 class _FrameWriter:
     """Frames written by a thread, at most `ahead` bytes of them waiting; the thread's write error
     (the parent closed the pipe) is raised by the next put or drain."""
 
-    def __init__(self, write: Callable[[bytes], None], ahead: int) -> None:
+    def __init__(self, write: Callable[[bytearray], None], ahead: int) -> None:
         self.write, self.ahead = write, ahead
-        self.frames: deque[bytes] = deque()
+        self.frames: deque[bytearray] = deque()
         self.waiting = 0  # bytes in `frames` and in the write under way
         self.error: Optional[BaseException] = None
         self.done = False
@@ -110,7 +118,7 @@ class _FrameWriter:
         self.thread = threading.Thread(target=self._run, name="frame writer", daemon=True)
         self.thread.start()
 
-    def put(self, frame: bytes) -> None:
+    def put(self, frame: bytearray) -> None:
         with self.cond:
             while self.waiting > self.ahead and self.error is None:
                 self.cond.wait()
