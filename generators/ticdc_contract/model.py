@@ -260,6 +260,14 @@ class Transaction:
     changes: tuple[RowChange, ...]
 
 
+def transaction(start_ts: int, commit_ts: int, changes: tuple[RowChange, ...]) -> Transaction:
+    """Transaction(start_ts, commit_ts, changes), made as row_change makes a RowChange: every
+    transaction of a history read back or received from the process drawing it is made here."""
+    txn = _new(Transaction)
+    txn.__dict__.update(start_ts=start_ts, commit_ts=commit_ts, changes=changes)
+    return txn
+
+
 # Open Protocol's DDL type codes are TiDB's model.ActionType values; the model uses them too.
 class DDLType(int, Enum):
     CREATE_SCHEMA = 1

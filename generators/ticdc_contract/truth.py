@@ -17,11 +17,20 @@ from typing import IO, Any, Callable, Iterable, Iterator, Optional
 import orjson
 
 from ticdc_contract.canonical import dumps_line, key_order_token, row_to_json, value_from_json, value_to_json
-from ticdc_contract.model import DDL, ROWID, DDLType, Op, Row, RowChange, TableSchema, Transaction, row_change
+from ticdc_contract.model import (
+    DDL,
+    ROWID,
+    DDLType,
+    Op,
+    Row,
+    RowChange,
+    TableSchema,
+    Transaction,
+    row_change,
+    transaction,
+)
 from ticdc_contract.schema_json import table_from_json, table_to_json
 from ticdc_contract.state import TableStates
-
-_new = object.__new__
 
 
 def _json_key(t: TableSchema, key: tuple) -> list:
@@ -155,21 +164,14 @@ def read_history(directory: Path) -> Iterator[DDL | Transaction]:
             if line["kind"] == "txn":
                 changes = []
                 for ch in line["changes"]:
-                    reader = readers.get(ch["table"])
-                    if reader is None:  # the first change to the table since the last DDL
-                        reader = readers[ch["table"]] = _RowReader(tables[ch["table"]])
-                    # _RowReader.change in line: every row change of the history comes here
-                    row_id, before, after = ch.get("row_id"), ch["before"], ch["after"]
-                    if row_id is None and reader.keyless:
+                    read = readers.get(ch["table"])
+                    if read is None:  # the first change to the table since the last DDL
+                        read = readers[ch["table"]] = _RowReader(tables[ch["table"]])
+                    change = read.change(ch)
+                    if change is None:
                         raise _older(directory, n, "row_id for a change to a table without a handle key")
-                    change = _new(RowChange)
-                    change.__dict__.update(table=reader.table, op=_OPS[ch["op"]],
-                                           before=None if before is None else reader.read(before, row_id),
-                                           after=None if after is None else reader.read(after, row_id))
                     changes.append(change)
-                txn = _new(Transaction)  # Transaction(...) without its frozen __init__'s setattr calls
-                txn.__dict__.update(start_ts=line["start_ts"], commit_ts=line["commit_ts"], changes=tuple(changes))
-                yield txn
+                yield transaction(line["start_ts"], line["commit_ts"], tuple(changes))
                 continue
             if "table_before" not in line:
                 raise _older(directory, n, "table_before")

@@ -31,7 +31,7 @@ import ticdc_contract
 import ticdc_generators
 from ticdc_contract import child_stream
 from ticdc_contract.child_stream import PROTOCOL, ChildStream, ChildStreamError, RecordSender, serve
-from ticdc_contract.model import DDL, Op, TableSchema, Transaction, row_change
+from ticdc_contract.model import DDL, Op, TableSchema, Transaction, row_change, transaction
 from ticdc_contract.truth import TruthWriter
 
 # A case is generated in two processes from this many row events (below it the child's start-up,
@@ -132,7 +132,7 @@ class HistoryProcess(ChildStream):
         for kind, payload in self.records():
             if kind == _TXN:
                 start_ts, commit_ts, flat = loads(payload)
-                yield Transaction(start_ts, commit_ts, tuple(
+                yield transaction(start_ts, commit_ts, tuple(
                     [row_change(schemas[n], _OPS[op], before, after) for n, op, before, after in flat]))
             elif kind == _SCHEMA:
                 schemas.append(loads(payload))
