@@ -2,8 +2,9 @@
 
 baseline.json holds, per encoding and size, the generate and check steps of steps.py measured
 with the code of one commit on this machine (`bench baseline --code DIR`, which runs the same
-steps with that tree's modules first on PYTHONPATH), with the date, the load average and a note on
-what else ran. They are data, not assertions: a rate is compared with them in the printed table.
+steps with that tree's modules first on PYTHONPATH), with the date, the load average, the
+machine's calibration (calibration.py) and a note on what else ran. They are data, not assertions:
+a rate is compared with them in the printed table, when the machine runs at the recorded speed.
 The rates compared are over CPU time (user + system of the step's process tree), which other
 work sharing the machine inflates far less than elapsed time; elapsed figures are kept beside them.
 """
@@ -18,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
+from . import calibration
 from .inputs import SCENARIO
 from .steps import StepFigures, check_step, consume_local_step, generate_step
 
@@ -48,7 +50,7 @@ def code_env(code: Path) -> dict:
     ahead of the installed ones (the tree must have the layout of this repository)."""
     for part in ("generators/ticdc_generators", "conformance/ticdc_conformance"):
         if not (code / part).is_dir():
-            raise ValueError(f"--code {code}: no {part} in it; expected a checkout of this repository")
+            raise ValueError(f"{code}: no {part} in it; expected a checkout of this repository")
     return dict(os.environ, PYTHONPATH=f"{code / 'generators'}:{code / 'conformance'}")
 
 
@@ -57,27 +59,42 @@ def measure_baseline(code: Path, commit: str, variants: list[str], sizes: list[i
     """Runs generate, consume --engine local and check with `code`'s modules and records the
     generate and check figures under their encoding and size in `path` (other entries kept)."""
     env = code_env(code)
-    work.mkdir(parents=True, exist_ok=True)
     for n in sizes:
         for variant in variants:
-            load_before = os.getloadavg()
-            with tempfile.TemporaryDirectory(prefix=f"baseline-{variant}-{n}-", dir=work) as tmp:
-                case, out = Path(tmp) / "case", Path(tmp) / "local"
-                gen = generate_step(SCENARIO, variant, seed, n, case, env)
-                manifest = json.loads((case / "manifest.json").read_text())
-                consume_local_step(case, out, manifest, env)
-                check, verdict = check_step(case, out, "local", manifest, env)
-            load_after = os.getloadavg()
-            entry = {"variant": variant, "events": n, "seed": seed, "scenario": SCENARIO, "records": gen.records,
-                     "commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-                     "load_average": [round(load_before[0], 2), round(load_after[0], 2)], "note": note,
-                     "verdict": str(verdict), "generate": _step_json(gen), "check": _step_json(check)}
+            entry = measure_entry(env, commit, variant, n, seed, work, note)
             _record(path, entry)
-            echo(f"  {variant:<19} {n:>11,} events   generate {gen.seconds:7.1f} s (CPU {gen.cpu_seconds:7.1f} s, "
-                 f"{gen.events_per_cpu_s:>8,.0f} events/CPU s)   check {check.seconds:7.1f} s (CPU "
-                 f"{check.cpu_seconds:7.1f} s, {check.events_per_cpu_s:>8,.0f} events/CPU s)   {verdict}   "
-                 f"load average {load_before[0]:.1f} → {load_after[0]:.1f}   {time.strftime('%H:%M:%S')}")
+            echo(f"  {entry_line(entry)}   {time.strftime('%H:%M:%S')}")
     return load_baseline(path)
+
+
+def measure_entry(env: dict, commit: str, variant: str, n: int, seed: int, work: Path, note: str) -> dict:
+    """One baseline entry: generate, consume --engine local and check of one input with the code
+    `env` imports (code_env), in a scratch folder under `work`, with this machine's calibration
+    (calibration.py) taken before and after."""
+    work.mkdir(parents=True, exist_ok=True)
+    load_before, machine = os.getloadavg(), calibration.machine()
+    with tempfile.TemporaryDirectory(prefix=f"baseline-{variant}-{n}-", dir=work) as tmp:
+        case, out = Path(tmp) / "case", Path(tmp) / "local"
+        gen = generate_step(SCENARIO, variant, seed, n, case, env)
+        manifest = json.loads((case / "manifest.json").read_text())
+        consume_local_step(case, out, manifest, env)
+        check, verdict = check_step(case, out, "local", manifest, env)
+    load_after = os.getloadavg()
+    machine["calibration_cpu_s_after"] = calibration.machine()["calibration_cpu_s"]
+    return {"variant": variant, "events": n, "seed": seed, "scenario": SCENARIO, "records": gen.records,
+            "commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+            "load_average": [round(load_before[0], 2), round(load_after[0], 2)], "note": note, "machine": machine,
+            "verdict": str(verdict), "generate": _step_json(gen), "check": _step_json(check)}
+
+
+def entry_line(entry: dict) -> str:
+    gen, check, load = entry["generate"], entry["check"], entry["load_average"]
+    machine = entry.get("machine") or {}
+    return (f"{entry['variant']:<19} {entry['events']:>11,} events   generate {gen['seconds']:7.1f} s (CPU "
+            f"{gen['cpu_seconds']:7.1f} s, {gen['events_per_cpu_s']:>8,.0f} events/CPU s)   check "
+            f"{check['seconds']:7.1f} s (CPU {check['cpu_seconds']:7.1f} s, {check['events_per_cpu_s']:>8,.0f} "
+            f"events/CPU s)   {entry['verdict']}   load average {load[0]:.1f} → {load[1]:.1f}   calibration "
+            f"{machine.get('calibration_cpu_s', 0):.3f} → {machine.get('calibration_cpu_s_after', 0):.3f} s")
 
 
 def _record(path: Path, entry: dict) -> None:

@@ -110,7 +110,7 @@ def bench_baseline_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, 
     from .baseline import measure_baseline
 
     click.echo(f"bench baseline: code of commit {commit} in {code}; load average {_load()}")
-    measure_baseline(code.resolve(), commit, list(variants) or _bench_variants(), sorted(set(sizes)), seed,
+    measure_baseline(_baseline_tree(code, "--code"), commit, list(variants) or _bench_variants(), sorted(set(sizes)), seed,
                      work / "baseline", note, echo=click.echo)
     click.echo(f"  load average {_load()}")
 
@@ -145,18 +145,38 @@ class _Size(click.ParamType):
               help="Also run the Spark consumer on a standalone cluster started here (master and 2 one-core "
                    "workers) and print its scaling against --master.")
 @click.option("--driver-memory", default=None, help="spark.driver.memory of the Spark runs (default: the consumer's).")
+@click.option("--baseline-code", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="A tree of this repository (generators/, conformance/) whose generate and check are measured on "
+                   "each input in this run and held against, instead of the recorded baseline (baseline.json).")
+@click.option("--baseline-commit", default=None, help="The commit --baseline-code holds (required with it).")
 @seed_option
 def bench_pipeline_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, ...], master: str, cluster: bool,
-                       driver_memory: str | None, seed: int) -> None:
+                       driver_memory: str | None, baseline_code: Path | None, baseline_commit: str | None,
+                       seed: int) -> None:
     """Generate, decode, consume (each engine) and check one input side by side, with their ratios and targets."""
     from .pipeline import bench_pipeline
 
+    if (baseline_code is None) != (baseline_commit is None):
+        raise click.UsageError("--baseline-code and --baseline-commit go together: the tree and the commit it holds")
+    same_run = (_baseline_tree(baseline_code, "--baseline-code"), baseline_commit) \
+        if baseline_code and baseline_commit else None
     require_spark("bench pipeline", "or measure without Spark: `bench generate`, `bench decode`")
     try:
         bench_pipeline(work, list(variants) or _bench_variants(), sorted(set(sizes)), master, seed, cluster,
-                       driver_memory, echo=click.echo)
+                       driver_memory, echo=click.echo, baseline_code=same_run)
     except RuntimeError as e:  # a child that failed (child_failure.py): one line, naming its log
         raise click.ClickException(one_line(e)) from None
+
+
+def _baseline_tree(code: Path, option: str) -> Path:
+    """The tree a baseline is measured with, refused at once when it is not a checkout of this repository."""
+    from .baseline import code_env
+
+    try:
+        code_env(code.resolve())
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint=option) from None
+    return code.resolve()
 
 
 def _load() -> str:

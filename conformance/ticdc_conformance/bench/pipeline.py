@@ -18,7 +18,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable, Optional
 
-from .baseline import load_baseline
+from . import calibration
+from .baseline import code_env, load_baseline, measure_entry
 from .consume import run_consume
 from .decode import measure_decode
 from .inputs import SCENARIO, Inputs
@@ -53,13 +54,17 @@ def nearest_baseline(baseline: Optional[dict] = None) -> Callable[[str, int], Op
 
 
 def run_pipeline(work: Path, variant: str, events: int, seed: int, master: str, cluster_url: Optional[str],
-                 driver_memory: Optional[str], echo=print) -> PipelineFigures:
-    """Every step over one input; a line as each ends (a 10M run takes hours), the table after."""
+                 driver_memory: Optional[str], echo=print, baseline_code: Optional[tuple[Path, str]] = None
+                 ) -> PipelineFigures:
+    """Every step over one input; a line as each ends (a 10M run takes hours), the table after.
+    `baseline_code` (a tree and its commit): the baseline's generate and check of the same input
+    are measured with that tree's code after the other steps, and held against in this run."""
     folder = work / "pipeline" / f"{variant}-{events}"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     load_before = os.getloadavg()[0]
+    machine = calibration.machine()
 
     def done(step: str, seconds: float) -> None:
         echo(f"    {variant} {events:,}: {step} done in {seconds:.1f} s (load average {os.getloadavg()[0]:.1f})")
@@ -87,8 +92,14 @@ def run_pipeline(work: Path, variant: str, events: int, seed: int, master: str, 
         done(f"check of the {engine} output", checks[engine][0].seconds)
     local_digest = output_digest(outputs["local"])
     same = {engine: output_digest(out) == local_digest for engine, out in outputs.items() if engine != "local"}
+    entry = None
+    if baseline_code is not None:
+        code, commit = baseline_code
+        entry = measure_entry(code_env(code), commit, variant, events, seed, folder / "baseline",
+                              "measured in the same run (bench pipeline --baseline-code)")
+        done(f"baseline (code of {commit}): generate and check", entry["generate"]["seconds"] + entry["check"]["seconds"])
     return PipelineFigures(variant, manifest["events"], manifest["records"], gen, decoder, local, spark, checks, same,
-                           cluster, master, (load_before, os.getloadavg()[0]))
+                           cluster, master, (load_before, os.getloadavg()[0]), machine, entry)
 
 
 def _load() -> str:
@@ -97,11 +108,16 @@ def _load() -> str:
 
 def bench_pipeline(work: Path, variants: list[str], sizes: list[int], master: str = "local[2]", seed: int = 1,
                    cluster: bool = False, driver_memory: Optional[str] = None, echo=print,
-                   baseline: Optional[dict] = None) -> dict[str, list[PipelineFigures]]:
+                   baseline: Optional[dict] = None, baseline_code: Optional[tuple[Path, str]] = None
+                   ) -> dict[str, list[PipelineFigures]]:
     work = Path(work)
     find = nearest_baseline(baseline)
+    if baseline_code is not None:
+        code_env(baseline_code[0])  # a tree that is not a checkout is refused before hours of steps
     echo(f"bench pipeline: scenario {SCENARIO}, seed {seed}, sizes {', '.join(f'{n:,}' for n in sizes)}, "
          f"master {master}{', and a standalone cluster (2 workers, 1 core each)' if cluster else ''}")
+    if baseline_code is not None:
+        echo(f"  baseline: the code of {baseline_code[1]} in {baseline_code[0]}, measured in this run for each input")
     echo(f"  load average at start: {_load()}")
     results: dict[str, list[PipelineFigures]] = {}
     judged: list[Ratio] = []
@@ -115,7 +131,7 @@ def bench_pipeline(work: Path, variants: list[str], sizes: list[int], master: st
         for variant in variants:
             runs = results.setdefault(variant, [])
             for n in sizes:
-                p = run_pipeline(work, variant, n, seed, master, url, driver_memory, echo)
+                p = run_pipeline(work, variant, n, seed, master, url, driver_memory, echo, baseline_code)
                 runs.append(p)
                 judged += render(p, find, echo)
             if len(runs) > 1:

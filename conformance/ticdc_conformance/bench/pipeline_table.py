@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from . import calibration
+from .baseline import entry_line
 from .consume import TARGET_DRIVER_RSS, TARGET_SLACK, ConsumeFigures
 from .decode import DecodeFigures
 from .steps import StepFigures, Verdict
@@ -52,6 +54,8 @@ class PipelineFigures:
     cluster: Optional[ConsumeFigures] = None
     master: str = "local[2]"
     load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average before and after
+    machine: dict = field(default_factory=dict)  # calibration.machine() at the start of this input
+    baseline: Optional[dict] = None  # a baseline entry measured in this run (--baseline-code), else None
 
     def engines(self) -> list[str]:
         return list(self.checks)
@@ -67,6 +71,7 @@ class Ratio:
     note: str = ""
     unit: str = "x"  # "x" or "MiB"
     equal: Optional[bool] = None  # set for an equality, which has no value
+    comparable: bool = True  # False: over figures of a machine running at another speed
 
     @property
     def verdict(self) -> str:
@@ -74,6 +79,8 @@ class Ratio:
             return "ok" if self.equal else "DIFFERENT"
         if self.value is None:
             return "not measured"
+        if not self.comparable:
+            return "not comparable"
         if self.target is None:
             return ""
         if self.ceiling:
@@ -168,20 +175,34 @@ def _floor_seconds(f: ConsumeFigures) -> tuple[str, float]:
     return fastest
 
 
-def _over_baseline(name: str, f: StepFigures, step: str, entry: Optional[dict], elapsed: bool = False) -> Ratio:
+def _over_baseline(name: str, f: StepFigures, step: str, entry: Optional[dict], machine: dict,
+                   elapsed: bool = False) -> Ratio:
     """The step's rate over the baseline's: events per CPU second, or (`elapsed`) per second
-    elapsed, the other printed beside it."""
+    elapsed, the other printed beside it. Only over an entry recorded on a machine that ran the
+    calibration (calibration.py) at this one's speed, within its tolerance, is the ratio judged."""
     if entry is None:
         return Ratio(name, None, TARGET_OVER_BASELINE, note="no baseline recorded for this encoding")
     base, at = entry[step], entry["events"]
     where = f"baseline {base['events_per_cpu_s']:,.0f} events/CPU s ({base['seconds']:.1f} s elapsed), " \
             f"commit {entry['commit']}, {entry['date']}" + \
             (f", at {at:,} events (the nearest size recorded)" if at != f.events else "")
+    speed = calibration.relative_speed(entry.get("machine"), machine) if machine else None
+    if speed is None:
+        where += "; the baseline's machine speed was not recorded"
+    else:
+        where += f"; this machine at {speed:.2f}x the baseline's speed (calibration " \
+                 f"{machine['calibration_cpu_s']:.3f} s here, {entry['machine']['calibration_cpu_s']:.3f} s there)"
+    ok = calibration.comparable(speed)
+    if not ok:
+        where += f": not comparable (beyond {calibration.TOLERANCE:g}x); record the baseline on this machine " \
+                 "(bench baseline) or measure it in the same run (bench pipeline --baseline-code)"
     over_elapsed = (f.events / f.seconds) / (at / base["seconds"])
     over_cpu = f.events_per_cpu_s / base["events_per_cpu_s"]
     if elapsed:
-        return Ratio(name, over_elapsed, TARGET_OVER_BASELINE, note=f"elapsed; over CPU time {over_cpu:.2f}x; {where}")
-    return Ratio(name, over_cpu, TARGET_OVER_BASELINE, note=f"over CPU time; elapsed {over_elapsed:.2f}x; {where}")
+        return Ratio(name, over_elapsed, TARGET_OVER_BASELINE, comparable=ok,
+                     note=f"elapsed; over CPU time {over_cpu:.2f}x; {where}")
+    return Ratio(name, over_cpu, TARGET_OVER_BASELINE, comparable=ok,
+                 note=f"over CPU time; elapsed {over_elapsed:.2f}x; {where}")
 
 
 def ratios(p: PipelineFigures, baseline: Callable[[str, int], Optional[dict]]) -> list[Ratio]:
@@ -199,14 +220,16 @@ def ratios(p: PipelineFigures, baseline: Callable[[str, int], Optional[dict]]) -
                          note="the floor was not run"))
     out.append(Ratio("sequential ÷ decoder alone (records/CPU s)",
                      (local.records / local.cpu_seconds) / p.decoder.decoder_rate, TARGET_SEQUENTIAL_OVER_DECODER))
-    entry = baseline(p.variant, p.events)
+    entry = p.baseline if p.baseline is not None else baseline(p.variant, p.events)
     # Generation draws the history in a second process (ticdc_generators/history_process.py), and
     # the check replays upstream in one (checks/upstream_process.py), for the wait: like Spark's,
     # their ratios are elapsed; the CPU ratio, which the second process raises by what the two pass
     # between them, is beside it.
-    out.append(_over_baseline("generate ÷ baseline (events/s)", p.generate, "generate", entry, elapsed=True))
+    out.append(_over_baseline("generate ÷ baseline (events/s)", p.generate, "generate", entry, p.machine,
+                              elapsed=True))
     for engine, (f, _) in p.checks.items():
-        out.append(_over_baseline(f"check of the {engine} output ÷ baseline", f, "check", entry, elapsed=True))
+        out.append(_over_baseline(f"check of the {engine} output ÷ baseline", f, "check", entry, p.machine,
+                                  elapsed=True))
     if p.cluster is not None:
         out.append(Ratio(f"standalone cluster ÷ Spark {p.master} (events/s)",
                          p.cluster.events_per_s / spark.events_per_s, None, note="scaling; no target"))
@@ -254,7 +277,10 @@ def size_ratios(runs: list[PipelineFigures]) -> list[Ratio]:
 
 def render(p: PipelineFigures, baseline, echo) -> list[Ratio]:
     echo(f"  {p.variant}, {p.events:,} events ({p.records:,} records), load average {p.load[0]:.1f} → "
-         f"{p.load[1]:.1f}")
+         f"{p.load[1]:.1f}" + (f", calibration {p.machine['calibration_cpu_s']:.3f} s ({p.machine['cpu']})"
+                                if p.machine else ""))
+    if p.baseline is not None:
+        echo(f"    baseline measured in this run: {entry_line(p.baseline)}")
     for line in step_table(p).render():
         echo(f"    {line}")
     got = ratios(p, baseline)

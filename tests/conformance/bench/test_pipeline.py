@@ -35,19 +35,25 @@ def _spark(events, seconds, floor_decode=None, jvm=1500 * MiB):
     return ConsumeFigures("canal-json", events, events, events, 5.0, seconds, tree, Path("unused"), {}, floor)
 
 
-def _figures(events=200_000, spark_seconds=5.0, verdict=CONFORMANT, same=True, cluster=None):
+# This machine's calibration (calibration.py) and the baseline entry's: within the tolerance.
+HERE = {"calibration_cpu_s": 0.100, "cpu": "test CPU"}
+
+
+def _figures(events=200_000, spark_seconds=5.0, verdict=CONFORMANT, same=True, cluster=None, machine=HERE,
+             baseline=None):
     decoder = DecodeFigures("canal-json", "orjson.loads", messages=events, events=events, decoder_seconds=1.0,
                             bare_seconds=0.5, decoder_wall=1.2, bare_wall=0.6)
     checks = {"local": (_step("check local", events, 2.5, 4.0), CONFORMANT),
               "spark": (_step("check spark", events, 2.5, 4.0), verdict)}
     return PipelineFigures("canal-json", events, events, _step("generate", events, 8.0, 14.0), decoder,
                            _step("consume local", events, 20.0, 20.0), _spark(events, spark_seconds, floor_decode=4.0),
-                           checks, {"spark": same}, cluster)
+                           checks, {"spark": same}, cluster, machine=machine, baseline=baseline)
 
 
 # A "before" entry: generation 10k events/CPU s, check 20k events/CPU s, at 200k events.
 BASELINE = {"entries": {"canal-json/200000": {
     "variant": "canal-json", "events": 200_000, "commit": "abc1234", "date": "2026-11-27T19:00Z",
+    "machine": {"calibration_cpu_s": 0.105, "cpu": "test CPU"},
     "generate": {"seconds": 25.0, "cpu_seconds": 20.0, "events_per_cpu_s": 10_000.0, "peak_rss": 1},
     "check": {"seconds": 12.0, "cpu_seconds": 10.0, "events_per_cpu_s": 20_000.0, "peak_rss": 1}}}}
 
@@ -98,6 +104,41 @@ def test_the_baseline_is_the_nearest_size_recorded_and_said_so():
     assert "at 200,000 events (the nearest size recorded)" in got["generate ÷ baseline (events/s)"].note
     missing = _by_name(ratios(_figures(), nearest_baseline({"entries": {}})))
     assert missing["generate ÷ baseline (events/s)"].verdict == "not measured"
+
+
+def test_a_baseline_from_a_machine_of_another_speed_is_not_judged():
+    faster_there = {"entries": {"canal-json/200000": dict(BASELINE["entries"]["canal-json/200000"],
+                                                          machine={"calibration_cpu_s": 0.062})}}
+    gen = _by_name(ratios(_figures(), nearest_baseline(faster_there)))["generate ÷ baseline (events/s)"]
+    assert gen.value == pytest.approx(3.125) and gen.verdict == "not comparable"
+    assert "this machine at 0.62x the baseline's speed" in gen.note and "bench baseline" in gen.note
+    assert "not comparable" in gen.line()
+    unrecorded = {"entries": {"canal-json/200000": {k: v for k, v in BASELINE["entries"]["canal-json/200000"].items()
+                                                    if k != "machine"}}}
+    gen = _by_name(ratios(_figures(), nearest_baseline(unrecorded)))["generate ÷ baseline (events/s)"]
+    assert gen.verdict == "not comparable" and "speed was not recorded" in gen.note
+    # Within the tolerance the ratio is judged as before.
+    near = _by_name(ratios(_figures(machine={"calibration_cpu_s": 0.112}), nearest_baseline(BASELINE)))
+    assert near["generate ÷ baseline (events/s)"].verdict == "below target"
+
+
+def test_a_baseline_measured_in_the_same_run_is_the_one_held_against():
+    same_run = dict(BASELINE["entries"]["canal-json/200000"], commit="fed4321",
+                    generate={"seconds": 50.0, "cpu_seconds": 40.0, "events_per_cpu_s": 5_000.0, "peak_rss": 1})
+    got = _by_name(ratios(_figures(baseline=same_run), nearest_baseline(BASELINE)))
+    gen = got["generate ÷ baseline (events/s)"]
+    assert gen.value == pytest.approx(6.25) and gen.verdict == "ok" and "commit fed4321" in gen.note
+
+
+def test_the_calibration_measures_and_compares_machines():
+    from ticdc_conformance.bench import calibration
+
+    here = calibration.machine()
+    assert here["calibration_cpu_s"] > 0 and here["cpu"]
+    assert calibration.relative_speed({"calibration_cpu_s": 2 * here["calibration_cpu_s"]}, here) == pytest.approx(2)
+    assert calibration.relative_speed(None, here) is None and not calibration.comparable(None)
+    assert calibration.comparable(1.1) and calibration.comparable(1 / 1.1)
+    assert not calibration.comparable(1.6) and not calibration.comparable(1 / 1.6)
 
 
 def test_the_recorded_baseline_has_generate_and_check_for_every_encoding_at_200k():
@@ -185,6 +226,17 @@ def test_a_failed_child_is_one_line_naming_its_log(tmp_path):
     assert line.endswith("ValueError: no scenario named x") and "noise" in log.read_text()
 
 
+def test_cli_bench_pipeline_refuses_a_baseline_tree_without_its_commit_or_that_is_no_checkout(tmp_path):
+    alone = subprocess.run(CLI + ["bench", "pipeline", "--work", str(tmp_path), "--baseline-code", str(ROOT)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert alone.returncode == 2 and "--baseline-code and --baseline-commit go together" in alone.stderr
+    foreign = subprocess.run(CLI + ["bench", "pipeline", "--work", str(tmp_path), "--baseline-code", str(tmp_path),
+                                    "--baseline-commit", "x"], capture_output=True, text=True, cwd=ROOT)
+    assert foreign.returncode == 2 and "Traceback" not in foreign.stderr
+    assert "--baseline-code" in foreign.stderr and "expected a checkout of this repository" in foreign.stderr
+    assert not (tmp_path / "pipeline").exists()  # refused before any step
+
+
 _STEPS = ["generate", "decoder alone (bench decode)", "consume --engine local", "consume Spark local[2]",
           "Spark decode floor (decode pass)", "check of the local output", "check of the spark output"]
 _RATIOS = ["Spark local[2] ÷ sequential (events/s)", "Spark time ÷ its decode floor's (decode pass)",
@@ -196,10 +248,17 @@ _RATIOS = ["Spark local[2] ÷ sequential (events/s)", "Spark time ÷ its decode 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_cli_bench_pipeline_prints_every_step_and_ratio(tmp_path):
+    # The baseline is this tree's own code, measured in the same run (--baseline-code).
     proc = subprocess.run(CLI + ["bench", "pipeline", "--work", str(tmp_path), "--events", "2000", "--encoding",
-                                 "canal-json"], capture_output=True, text=True, cwd=ROOT)
+                                 "canal-json", "--baseline-code", str(ROOT), "--baseline-commit", "this-tree"],
+                          capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = proc.stdout
+    assert f"baseline: the code of this-tree in {ROOT}, measured in this run" in out
+    same_run = re.search(r"baseline measured in this run: canal-json +2,000 events +generate +[\d.]+ s .* check +"
+                         r"[\d.]+ s .* conformant .* calibration ([\d.]+) → ([\d.]+) s", out)
+    assert same_run and float(same_run[1]) > 0 and float(same_run[2]) > 0, out
+    assert re.search(r"canal-json, 2,000 events .* calibration [\d.]+ s \(", out), out
     assert re.search(r"load average at start: [\d.]+ / ", out) and re.search(r"load average at end: [\d.]+ / ", out)
     lines = [ln.strip() for ln in out.splitlines()]
     for step in _STEPS:
@@ -211,8 +270,10 @@ def test_cli_bench_pipeline_prints_every_step_and_ratio(tmp_path):
     for name in _RATIOS:
         row = next((ln for ln in lines if ln.startswith(name)), None)
         assert row is not None, f"no ratio {name!r} in\n{out}"
-        assert re.search(r"\s\d+\.\d\dx\s+\(target: at (least|most) [\d.]+x\)\s+(ok|below target|above target)",
-                         row), row
+        assert re.search(r"\s\d+\.\d\dx\s+\(target: at (least|most) [\d.]+x\)\s+"
+                         r"(ok|below target|above target|not comparable)", row), row
+        if "baseline" in name:  # held against the figures of this run, by the calibration of this machine
+            assert "commit this-tree" in row and "the baseline's speed (calibration" in row, row
     equal = next(ln for ln in lines if ln.startswith("spark output = sequential output"))
     assert re.search(r"\ssame\s+ok\s", equal), equal
     assert next(ln for ln in lines if ln.startswith("check of the spark output  ")).endswith("conformant")

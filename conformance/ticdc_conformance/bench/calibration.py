@@ -1,0 +1,74 @@
+"""How fast this machine runs the suite's kind of work: recorded with every baseline entry and
+measured again by `bench pipeline`, so that a ratio over figures recorded on a faster or slower
+machine is not read as a gain or a loss of the code. The same code of one commit took 60.9 CPU s
+to generate an input on one machine of this suite's kind and 37.6 s on another
+(docs/performance.md, "The baseline"): the machines differ by more than most changes do.
+
+The measure is the CPU time of a fixed piece of pure-Python work of the kinds the steps spend
+their time in (dicts built and read, JSON written and parsed, text formatted and split, integers
+hashed), the least of a few rounds, so that a moment of contention does not count.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import time
+from typing import Optional
+
+ROUNDS = 7
+# Machines whose calibrations differ by more than this factor are not compared: rounds on one quiet
+# machine spread by a few percent, while the two kinds of machine seen here differ by about 1.6x.
+TOLERANCE = 1.15
+
+
+def _work() -> int:
+    """A fixed amount of work (about 0.1 s here); its result is returned so that none of it is idle."""
+    total = 0
+    for i in range(6_000):
+        row = {"id": i, "name": f"name-{i:06d}", "price": i * 1.25, "note": "x" * (i % 40), "flag": i % 3 == 0}
+        text = json.dumps(row, separators=(",", ":"))
+        back = json.loads(text)
+        key = "|".join(str(back[k]) for k in ("id", "name", "flag"))
+        total += hash(key) & 0xFF
+        total += sum(len(part) for part in text.split(","))
+        projected = {k: (v if not isinstance(v, float) else round(v, 1)) for k, v in back.items()}
+        total += len(projected) + (i * i) % 97
+    return total
+
+
+def calibration_seconds(rounds: int = ROUNDS) -> float:
+    """The least CPU time of `rounds` runs of the fixed work, in seconds."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        _work()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def cpu_name() -> str:
+    """The CPU's model name, as the kernel reports it (for the record; the calibration compares)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict:
+    return {"calibration_cpu_s": round(calibration_seconds(), 4), "cpu": cpu_name()}
+
+
+def relative_speed(recorded: Optional[dict], here: dict) -> Optional[float]:
+    """How much faster this machine is than the one a baseline entry was recorded on (2.0: twice as
+    fast), or None when the entry has no calibration."""
+    if not recorded or not recorded.get("calibration_cpu_s"):
+        return None
+    return recorded["calibration_cpu_s"] / here["calibration_cpu_s"]
+
+
+def comparable(speed: Optional[float]) -> bool:
+    return speed is not None and 1 / TOLERANCE <= speed <= TOLERANCE
