@@ -42,7 +42,8 @@ def baseline_for(variant: str, events: int, baseline: Optional[dict] = None) -> 
 
 def _step_json(f: StepFigures) -> dict:
     return {"seconds": round(f.seconds, 2), "cpu_seconds": round(f.cpu_seconds, 2), "peak_rss": f.peak_rss,
-            "events_per_cpu_s": round(f.events_per_cpu_s, 1)}
+            "events_per_cpu_s": round(f.events_per_cpu_s, 1),
+            "calibration_cpu_s": None if f.calibration is None else round(f.calibration, 4)}
 
 
 def code_env(code: Path) -> dict:
@@ -70,7 +71,7 @@ def measure_baseline(code: Path, commit: str, variants: list[str], sizes: list[i
 def measure_entry(env: dict, commit: str, variant: str, n: int, seed: int, work: Path, note: str) -> dict:
     """One baseline entry: generate, consume --engine local and check of one input with the code
     `env` imports (code_env), in a scratch folder under `work`, with this machine's calibration
-    (calibration.py) taken before and after."""
+    (calibration.py) taken before and after, and each step's own (its mean probe)."""
     work.mkdir(parents=True, exist_ok=True)
     load_before, machine = os.getloadavg(), calibration.machine()
     with tempfile.TemporaryDirectory(prefix=f"baseline-{variant}-{n}-", dir=work) as tmp:
@@ -89,12 +90,16 @@ def measure_entry(env: dict, commit: str, variant: str, n: int, seed: int, work:
 
 def entry_line(entry: dict) -> str:
     gen, check, load = entry["generate"], entry["check"], entry["load_average"]
-    machine = entry.get("machine") or {}
     return (f"{entry['variant']:<19} {entry['events']:>11,} events   generate {gen['seconds']:7.1f} s (CPU "
-            f"{gen['cpu_seconds']:7.1f} s, {gen['events_per_cpu_s']:>8,.0f} events/CPU s)   check "
-            f"{check['seconds']:7.1f} s (CPU {check['cpu_seconds']:7.1f} s, {check['events_per_cpu_s']:>8,.0f} "
-            f"events/CPU s)   {entry['verdict']}   load average {load[0]:.1f} → {load[1]:.1f}   calibration "
-            f"{machine.get('calibration_cpu_s', 0):.3f} → {machine.get('calibration_cpu_s_after', 0):.3f} s")
+            f"{gen['cpu_seconds']:7.1f} s, {gen['events_per_cpu_s']:>8,.0f} events/CPU s, calibration "
+            f"{_calibration(gen)})   check {check['seconds']:7.1f} s (CPU {check['cpu_seconds']:7.1f} s, "
+            f"{check['events_per_cpu_s']:>8,.0f} events/CPU s, calibration {_calibration(check)})   "
+            f"{entry['verdict']}   load average {load[0]:.1f} → {load[1]:.1f}")
+
+
+def _calibration(step: dict) -> str:
+    seconds = step.get("calibration_cpu_s")
+    return "—" if seconds is None else f"{seconds:.3f} s"
 
 
 def _record(path: Path, entry: dict) -> None:

@@ -6,7 +6,12 @@ to generate an input on one machine of this suite's kind and 37.6 s on another
 
 The measure is the CPU time of a fixed piece of pure-Python work of the kinds the steps spend
 their time in (dicts built and read, JSON written and parsed, text formatted and split, integers
-hashed), the least of a few rounds, so that a moment of contention does not count.
+hashed). One machine is not always equally fast either: on an idle machine of this kind the same
+work took 0.08 s at one moment and 0.13-0.19 s for the next few seconds, with no steal time
+reported. So besides `machine()` (the least of a few rounds, taken before and after a baseline
+entry), a step is probed while it runs (sampling.py: a fifteenth of the work about once a second,
+timed by the probing thread's own CPU clock, in the same unit), and a step's figure is compared
+with a baseline's only when the two steps ran at about the same speed.
 """
 from __future__ import annotations
 
@@ -21,10 +26,17 @@ ROUNDS = 7
 TOLERANCE = 1.15
 
 
-def _work() -> int:
-    """A fixed amount of work (about 0.1 s here); its result is returned so that none of it is idle."""
+# Rows of the calibration's work (about 0.1 s here), and of one probe.
+ROWS = 6_000
+PROBE_ROWS = 400
+# How often a running step is probed: about 0.5% of one core.
+PROBE_EVERY_S = 1.0
+
+
+def _work(rows: int = ROWS) -> int:
+    """A fixed amount of work per row; its result is returned so that none of it is idle."""
     total = 0
-    for i in range(6_000):
+    for i in range(rows):
         row = {"id": i, "name": f"name-{i:06d}", "price": i * 1.25, "note": "x" * (i % 40), "flag": i % 3 == 0}
         text = json.dumps(row, separators=(",", ":"))
         back = json.loads(text)
@@ -46,6 +58,13 @@ def calibration_seconds(rounds: int = ROUNDS) -> float:
     return best
 
 
+def probe_seconds() -> float:
+    """The CPU time of a probe's work on this thread, in the calibration's unit (the whole work)."""
+    start = time.thread_time()
+    _work(PROBE_ROWS)
+    return (time.thread_time() - start) * (ROWS / PROBE_ROWS)
+
+
 def cpu_name() -> str:
     """The CPU's model name, as the kernel reports it (for the record; the calibration compares)."""
     try:
@@ -62,12 +81,12 @@ def machine() -> dict:
     return {"calibration_cpu_s": round(calibration_seconds(), 4), "cpu": cpu_name()}
 
 
-def relative_speed(recorded: Optional[dict], here: dict) -> Optional[float]:
-    """How much faster this machine is than the one a baseline entry was recorded on (2.0: twice as
-    fast), or None when the entry has no calibration."""
-    if not recorded or not recorded.get("calibration_cpu_s"):
+def relative_speed(there: Optional[float], here: Optional[float]) -> Optional[float]:
+    """How much faster the machine ran here than there, from their calibrations in seconds (2.0:
+    twice as fast), or None when either is unknown."""
+    if not there or not here:
         return None
-    return recorded["calibration_cpu_s"] / here["calibration_cpu_s"]
+    return there / here
 
 
 def comparable(speed: Optional[float]) -> bool:

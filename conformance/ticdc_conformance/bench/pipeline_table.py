@@ -125,6 +125,8 @@ def _mib(n: int) -> str:
 
 
 def _step_row(name: str, f: StepFigures, note: str = "") -> list[str]:
+    if f.calibration is not None:
+        note += f"; calibration {f.calibration:.3f} s"
     return [name, f"{f.seconds:.1f}", f"{f.cpu_seconds:.1f}", f"{f.events_per_s:,.0f}",
             f"{f.events_per_cpu_s:,.0f}", _mib(f.peak_rss), note]
 
@@ -175,27 +177,29 @@ def _floor_seconds(f: ConsumeFigures) -> tuple[str, float]:
     return fastest
 
 
-def _over_baseline(name: str, f: StepFigures, step: str, entry: Optional[dict], machine: dict,
-                   elapsed: bool = False) -> Ratio:
+def _over_baseline(name: str, f: StepFigures, step: str, entry: Optional[dict], elapsed: bool = False) -> Ratio:
     """The step's rate over the baseline's: events per CPU second, or (`elapsed`) per second
-    elapsed, the other printed beside it. Only over an entry recorded on a machine that ran the
-    calibration (calibration.py) at this one's speed, within its tolerance, is the ratio judged."""
+    elapsed, the other printed beside it. Only when the machine ran the calibration's probe
+    (calibration.py) at about the same speed during both steps, within its tolerance, is the
+    ratio judged."""
     if entry is None:
         return Ratio(name, None, TARGET_OVER_BASELINE, note="no baseline recorded for this encoding")
     base, at = entry[step], entry["events"]
     where = f"baseline {base['events_per_cpu_s']:,.0f} events/CPU s ({base['seconds']:.1f} s elapsed), " \
             f"commit {entry['commit']}, {entry['date']}" + \
             (f", at {at:,} events (the nearest size recorded)" if at != f.events else "")
-    speed = calibration.relative_speed(entry.get("machine"), machine) if machine else None
+    there = base.get("calibration_cpu_s")
+    speed = calibration.relative_speed(there, f.calibration)
     if speed is None:
-        where += "; the baseline's machine speed was not recorded"
+        where += "; how fast the machine ran " + ("during the baseline's step was not recorded" if not there else
+                                                  "during this step was not measured")
     else:
-        where += f"; this machine at {speed:.2f}x the baseline's speed (calibration " \
-                 f"{machine['calibration_cpu_s']:.3f} s here, {entry['machine']['calibration_cpu_s']:.3f} s there)"
+        where += f"; the machine ran at {speed:.2f}x the baseline step's speed (calibration {f.calibration:.3f} s " \
+                 f"here, {there:.3f} s there)"
     ok = calibration.comparable(speed)
     if not ok:
-        where += f": not comparable (beyond {calibration.TOLERANCE:g}x); record the baseline on this machine " \
-                 "(bench baseline) or measure it in the same run (bench pipeline --baseline-code)"
+        where += f": not comparable (beyond {calibration.TOLERANCE:g}x); run again, record the baseline on this " \
+                 "machine (bench baseline) or measure it in the same run (bench pipeline --baseline-code)"
     over_elapsed = (f.events / f.seconds) / (at / base["seconds"])
     over_cpu = f.events_per_cpu_s / base["events_per_cpu_s"]
     if elapsed:
@@ -225,11 +229,9 @@ def ratios(p: PipelineFigures, baseline: Callable[[str, int], Optional[dict]]) -
     # the check replays upstream in one (checks/upstream_process.py), for the wait: like Spark's,
     # their ratios are elapsed; the CPU ratio, which the second process raises by what the two pass
     # between them, is beside it.
-    out.append(_over_baseline("generate ÷ baseline (events/s)", p.generate, "generate", entry, p.machine,
-                              elapsed=True))
+    out.append(_over_baseline("generate ÷ baseline (events/s)", p.generate, "generate", entry, elapsed=True))
     for engine, (f, _) in p.checks.items():
-        out.append(_over_baseline(f"check of the {engine} output ÷ baseline", f, "check", entry, p.machine,
-                                  elapsed=True))
+        out.append(_over_baseline(f"check of the {engine} output ÷ baseline", f, "check", entry, elapsed=True))
     if p.cluster is not None:
         out.append(Ratio(f"standalone cluster ÷ Spark {p.master} (events/s)",
                          p.cluster.events_per_s / spark.events_per_s, None, note="scaling; no target"))

@@ -11,7 +11,9 @@ JVM entirely, so the tree is sampled from outside and each role's peak is kept s
 - total: the sum over the whole tree at one instant.
 It also adds up the CPU time (user + system) the tree used, as last seen of each process: unlike
 elapsed time, that does not grow when other work shares the machine; and the machine's mean
-1-minute load average over the run, which says how much other work there was.
+1-minute load average over the run, which says how much other work there was. With `probe_every`
+it also runs calibration.py's probe that often, on its own thread: how fast the machine ran
+during the run.
 Sampling misses peaks shorter than its interval (0.1 s by default); RSS counts pages shared
 between forked workers once per process, so `workers` and `total` lean high.
 """
@@ -19,9 +21,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
+from typing import Optional
 
 import psutil
+
+from .calibration import probe_seconds
 
 
 @dataclass
@@ -33,10 +39,17 @@ class TreeFigures:
     samples: int = 0
     cpu_seconds: float = 0.0
     load_sum: float = 0.0
+    probe_sum: float = 0.0
+    probes: int = 0
 
     @property
     def load_mean(self) -> float:
         return self.load_sum / max(1, self.samples)
+
+    @property
+    def calibration(self) -> Optional[float]:
+        """The mean probe, in calibration.py's unit (seconds of its whole work), or None."""
+        return self.probe_sum / self.probes if self.probes else None
 
 
 def _is_java(proc: psutil.Process) -> bool:
@@ -83,9 +96,10 @@ def _role(pid: int, ppid: int, java: set[int]) -> str | None:
 class TreeSampler:
     """Samples a process and its descendants on a thread until stopped; use as a context manager."""
 
-    def __init__(self, pid: int, interval: float = 0.1) -> None:
+    def __init__(self, pid: int, interval: float = 0.1, probe_every: Optional[float] = None) -> None:
         self.root = psutil.Process(pid)
         self.interval = interval
+        self.probe_every = probe_every
         self.tree = TreeFigures()
         self._cpu: dict[tuple[int, float], float] = {}  # (pid, create time) -> CPU seconds last seen
         self._stop = threading.Event()
@@ -117,8 +131,13 @@ class TreeSampler:
         p.samples += 1
 
     def _run(self) -> None:
+        next_probe = time.monotonic() + (self.probe_every or 0.0)
         while not self._stop.is_set():
             self.sample()
+            if self.probe_every is not None and time.monotonic() >= next_probe:
+                self.tree.probe_sum += probe_seconds()
+                self.tree.probes += 1
+                next_probe = time.monotonic() + self.probe_every
             self._stop.wait(self.interval)
 
     def __enter__(self) -> "TreeSampler":

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from .calibration import PROBE_EVERY_S
 from .child_failure import child_failure
 from .sampling import TreeSampler
 
@@ -28,6 +29,7 @@ class StepFigures:
     seconds: float  # elapsed, the whole child
     cpu_seconds: float  # user + system of the child and its descendants
     peak_rss: int  # the child tree's largest RSS at one instant
+    calibration: Optional[float] = None  # calibration.py's mean probe while the step ran, seconds
 
     @property
     def events_per_s(self) -> float:
@@ -39,17 +41,18 @@ class StepFigures:
 
 
 def run_child(argv: list[str], what: str, log: Path, env: Optional[dict] = None,
-              ok: tuple[int, ...] = (0,)) -> tuple[float, float, int, str]:
-    """Runs argv sampled: (elapsed s, CPU s, peak RSS, stdout); an exit status not in `ok` raises,
-    naming `log`, which then holds the child's whole stderr."""
+              ok: tuple[int, ...] = (0,)) -> tuple[float, float, int, str, Optional[float]]:
+    """Runs argv sampled and probed: (elapsed s, CPU s, peak RSS, stdout, the machine's mean
+    calibration probe meanwhile); an exit status not in `ok` raises, naming `log`, which then
+    holds the child's whole stderr."""
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    with TreeSampler(proc.pid) as sampler:
+    with TreeSampler(proc.pid, probe_every=PROBE_EVERY_S) as sampler:
         stdout, stderr = proc.communicate()
     seconds = time.perf_counter() - started
     if proc.returncode not in ok:
         raise child_failure(what, proc.returncode, stderr, log)
-    return seconds, sampler.tree.cpu_seconds, sampler.tree.total, stdout
+    return seconds, sampler.tree.cpu_seconds, sampler.tree.total, stdout, sampler.tree.calibration
 
 
 # The generator's entry point, as inputs.py's cache runs it; the manifest's counts go to stdout.
@@ -66,11 +69,11 @@ print(json.dumps({"events": m["events"], "records": m["records"]}))
 def generate_step(scenario: str, variant: str, seed: int, events: int, case: Path, env: Optional[dict] = None
                   ) -> StepFigures:
     """Generates the case into `case` (which must not exist yet)."""
-    seconds, cpu, rss, out = run_child(
+    seconds, cpu, rss, out, calibration = run_child(
         [sys.executable, "-c", _GENERATE_CHILD, scenario, variant, str(seed), str(events), str(case)],
         f"generate {variant} {events:,} events", case.with_name(f"{case.name}.generate.stderr.log"), env)
     m = json.loads(out.strip().splitlines()[-1])
-    return StepFigures("generate", m["events"], m["records"], seconds, cpu, rss)
+    return StepFigures("generate", m["events"], m["records"], seconds, cpu, rss, calibration)
 
 
 def _cli() -> list[str]:
@@ -79,11 +82,11 @@ def _cli() -> list[str]:
 
 def consume_local_step(case: Path, out: Path, manifest: dict, env: Optional[dict] = None) -> StepFigures:
     """`consume --engine local`, the whole command."""
-    seconds, cpu, rss, _ = run_child(
+    seconds, cpu, rss, _, calibration = run_child(
         _cli() + ["consume", "--engine", "local", "--records", str(case / "records"), "--manifest",
                   str(case / "manifest.json"), "--out", str(out)],
         f"consume --engine local over {case}", out.with_name(f"{out.name}.stderr.log"), env)
-    return StepFigures("consume local", manifest["events"], manifest["records"], seconds, cpu, rss)
+    return StepFigures("consume local", manifest["events"], manifest["records"], seconds, cpu, rss, calibration)
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def check_step(case: Path, out: Path, engine: str, manifest: dict, env: Optional
     """`check --case CASE --out OUT`, the whole command; its verdict from CASE/result.json. Exit 1
     (findings) is a verdict, not a failure of the step."""
     (case / "result.json").unlink(missing_ok=True)  # an earlier check's verdict must not be read as this one's
-    seconds, cpu, rss, _ = run_child(_cli() + ["check", "--case", str(case), "--out", str(out)],
+    seconds, cpu, rss, _, calibration = run_child(_cli() + ["check", "--case", str(case), "--out", str(out)],
                                      f"check of the {engine} output {out}",
                                      out.with_name(f"{out.name}.check.stderr.log"), env, ok=(0, 1))
     result = json.loads((case / "result.json").read_text())
@@ -110,4 +113,5 @@ def check_step(case: Path, out: Path, engine: str, manifest: dict, env: Optional
     findings += (result.get("checkpoints") or {}).get("findings") or []
     rules = sorted({f.get("rule", "?") for f in findings})
     verdict = Verdict(result["outcome"], int(result.get("finding_count") or 0), tuple(rules))
-    return StepFigures(f"check {engine}", manifest["events"], manifest["records"], seconds, cpu, rss), verdict
+    return StepFigures(f"check {engine}", manifest["events"], manifest["records"], seconds, cpu, rss,
+                       calibration), verdict

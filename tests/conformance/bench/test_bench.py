@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import CLI, ROOT
 from ticdc_conformance.bench import inputs as bench_inputs
+from ticdc_conformance.bench.calibration import calibration_seconds
 from ticdc_conformance.bench.consume import ConsumeFigures, judge
 from ticdc_conformance.bench.decode import _frames, bare_parser, measure_decode, record_batches
 from ticdc_conformance.bench.floor import FloorFigures, _counting_decoder
@@ -156,6 +157,19 @@ def test_tree_sampler_separates_the_driver_from_its_children():
     assert p.total >= p.python + (96 << 20) - (8 << 20)  # both alive at one instant (less sampling noise)
     assert p.samples > 5
     assert 0 < p.cpu_seconds < 30 and p.load_mean >= 0
+    assert p.probes == 0 and p.calibration is None  # not asked to probe
+
+
+def test_tree_sampler_probes_the_machine_while_the_child_runs():
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.2)"])
+    with TreeSampler(proc.pid, interval=0.05, probe_every=0.2) as sampler:
+        proc.wait()
+    p = sampler.tree
+    assert p.probes >= 3  # about every 0.2 s of 1.2 s (the first after 0.2 s)
+    # The probes are in the calibration's unit: the whole work's CPU time, within what this
+    # machine's moments of contention spread it by.
+    whole = calibration_seconds(rounds=3)
+    assert whole / 4 < p.calibration < whole * 4
 
 
 def test_a_jvms_fork_is_not_counted_as_a_second_jvm():

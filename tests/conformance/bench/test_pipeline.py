@@ -24,8 +24,8 @@ MiB = 2**20
 CONFORMANT = Verdict("conformant", 0, ())
 
 
-def _step(name, events, seconds, cpu, rss=100 * MiB):
-    return StepFigures(name, events, events, seconds, cpu, rss)
+def _step(name, events, seconds, cpu, rss=100 * MiB, calibration=0.100):
+    return StepFigures(name, events, events, seconds, cpu, rss, calibration)
 
 
 def _spark(events, seconds, floor_decode=None, jvm=1500 * MiB):
@@ -35,27 +35,26 @@ def _spark(events, seconds, floor_decode=None, jvm=1500 * MiB):
     return ConsumeFigures("canal-json", events, events, events, 5.0, seconds, tree, Path("unused"), {}, floor)
 
 
-# This machine's calibration (calibration.py) and the baseline entry's: within the tolerance.
-HERE = {"calibration_cpu_s": 0.100, "cpu": "test CPU"}
-
-
-def _figures(events=200_000, spark_seconds=5.0, verdict=CONFORMANT, same=True, cluster=None, machine=HERE,
-             baseline=None):
+def _figures(events=200_000, spark_seconds=5.0, verdict=CONFORMANT, same=True, cluster=None, baseline=None,
+             calibration=0.100):
     decoder = DecodeFigures("canal-json", "orjson.loads", messages=events, events=events, decoder_seconds=1.0,
                             bare_seconds=0.5, decoder_wall=1.2, bare_wall=0.6)
-    checks = {"local": (_step("check local", events, 2.5, 4.0), CONFORMANT),
-              "spark": (_step("check spark", events, 2.5, 4.0), verdict)}
-    return PipelineFigures("canal-json", events, events, _step("generate", events, 8.0, 14.0), decoder,
+    checks = {"local": (_step("check local", events, 2.5, 4.0, calibration=calibration), CONFORMANT),
+              "spark": (_step("check spark", events, 2.5, 4.0, calibration=calibration), verdict)}
+    return PipelineFigures("canal-json", events, events, _step("generate", events, 8.0, 14.0, calibration=calibration),
+                           decoder,
                            _step("consume local", events, 20.0, 20.0), _spark(events, spark_seconds, floor_decode=4.0),
-                           checks, {"spark": same}, cluster, machine=machine, baseline=baseline)
+                           checks, {"spark": same}, cluster, baseline=baseline)
 
 
-# A "before" entry: generation 10k events/CPU s, check 20k events/CPU s, at 200k events.
+# A "before" entry: generation 10k events/CPU s, check 20k events/CPU s, at 200k events; the
+# machine ran the calibration's probe in 0.105 s during each step (0.100 s in _figures: comparable).
 BASELINE = {"entries": {"canal-json/200000": {
     "variant": "canal-json", "events": 200_000, "commit": "abc1234", "date": "2026-11-27T19:00Z",
-    "machine": {"calibration_cpu_s": 0.105, "cpu": "test CPU"},
-    "generate": {"seconds": 25.0, "cpu_seconds": 20.0, "events_per_cpu_s": 10_000.0, "peak_rss": 1},
-    "check": {"seconds": 12.0, "cpu_seconds": 10.0, "events_per_cpu_s": 20_000.0, "peak_rss": 1}}}}
+    "generate": {"seconds": 25.0, "cpu_seconds": 20.0, "events_per_cpu_s": 10_000.0, "peak_rss": 1,
+                 "calibration_cpu_s": 0.105},
+    "check": {"seconds": 12.0, "cpu_seconds": 10.0, "events_per_cpu_s": 20_000.0, "peak_rss": 1,
+              "calibration_cpu_s": 0.105}}}}
 
 
 def _by_name(got):
@@ -107,24 +106,31 @@ def test_the_baseline_is_the_nearest_size_recorded_and_said_so():
 
 
 def test_a_baseline_from_a_machine_of_another_speed_is_not_judged():
-    faster_there = {"entries": {"canal-json/200000": dict(BASELINE["entries"]["canal-json/200000"],
-                                                          machine={"calibration_cpu_s": 0.062})}}
-    gen = _by_name(ratios(_figures(), nearest_baseline(faster_there)))["generate ÷ baseline (events/s)"]
+    entry = BASELINE["entries"]["canal-json/200000"]
+    faster_there = {"entries": {"canal-json/200000": dict(entry, generate=dict(entry["generate"],
+                                                                               calibration_cpu_s=0.062))}}
+    got = _by_name(ratios(_figures(), nearest_baseline(faster_there)))
+    gen = got["generate ÷ baseline (events/s)"]
     assert gen.value == pytest.approx(3.125) and gen.verdict == "not comparable"
-    assert "this machine at 0.62x the baseline's speed" in gen.note and "bench baseline" in gen.note
+    assert "the machine ran at 0.62x the baseline step's speed" in gen.note and "bench baseline" in gen.note
     assert "not comparable" in gen.line()
-    unrecorded = {"entries": {"canal-json/200000": {k: v for k, v in BASELINE["entries"]["canal-json/200000"].items()
-                                                    if k != "machine"}}}
+    assert got["check of the local output ÷ baseline"].verdict == "below target"  # its step: comparable
+    unrecorded = {"entries": {"canal-json/200000": dict(entry, generate={k: v for k, v in entry["generate"].items()
+                                                                         if k != "calibration_cpu_s"})}}
     gen = _by_name(ratios(_figures(), nearest_baseline(unrecorded)))["generate ÷ baseline (events/s)"]
-    assert gen.verdict == "not comparable" and "speed was not recorded" in gen.note
+    assert gen.verdict == "not comparable" and "during the baseline's step was not recorded" in gen.note
+    unmeasured = _by_name(ratios(_figures(calibration=None), nearest_baseline(BASELINE)))
+    assert unmeasured["generate ÷ baseline (events/s)"].verdict == "not comparable"
+    assert "during this step was not measured" in unmeasured["generate ÷ baseline (events/s)"].note
     # Within the tolerance the ratio is judged as before.
-    near = _by_name(ratios(_figures(machine={"calibration_cpu_s": 0.112}), nearest_baseline(BASELINE)))
+    near = _by_name(ratios(_figures(calibration=0.112), nearest_baseline(BASELINE)))
     assert near["generate ÷ baseline (events/s)"].verdict == "below target"
 
 
 def test_a_baseline_measured_in_the_same_run_is_the_one_held_against():
     same_run = dict(BASELINE["entries"]["canal-json/200000"], commit="fed4321",
-                    generate={"seconds": 50.0, "cpu_seconds": 40.0, "events_per_cpu_s": 5_000.0, "peak_rss": 1})
+                    generate={"seconds": 50.0, "cpu_seconds": 40.0, "events_per_cpu_s": 5_000.0, "peak_rss": 1,
+                              "calibration_cpu_s": 0.098})
     got = _by_name(ratios(_figures(baseline=same_run), nearest_baseline(BASELINE)))
     gen = got["generate ÷ baseline (events/s)"]
     assert gen.value == pytest.approx(6.25) and gen.verdict == "ok" and "commit fed4321" in gen.note
@@ -135,8 +141,9 @@ def test_the_calibration_measures_and_compares_machines():
 
     here = calibration.machine()
     assert here["calibration_cpu_s"] > 0 and here["cpu"]
-    assert calibration.relative_speed({"calibration_cpu_s": 2 * here["calibration_cpu_s"]}, here) == pytest.approx(2)
-    assert calibration.relative_speed(None, here) is None and not calibration.comparable(None)
+    assert calibration.relative_speed(2 * here["calibration_cpu_s"], here["calibration_cpu_s"]) == pytest.approx(2)
+    assert calibration.relative_speed(None, 0.1) is None and calibration.relative_speed(0.1, None) is None
+    assert not calibration.comparable(None) and 0 < calibration.probe_seconds() < 60
     assert calibration.comparable(1.1) and calibration.comparable(1 / 1.1)
     assert not calibration.comparable(1.6) and not calibration.comparable(1 / 1.6)
 
@@ -255,8 +262,8 @@ def test_cli_bench_pipeline_prints_every_step_and_ratio(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = proc.stdout
     assert f"baseline: the code of this-tree in {ROOT}, measured in this run" in out
-    same_run = re.search(r"baseline measured in this run: canal-json +2,000 events +generate +[\d.]+ s .* check +"
-                         r"[\d.]+ s .* conformant .* calibration ([\d.]+) → ([\d.]+) s", out)
+    same_run = re.search(r"baseline measured in this run: canal-json +2,000 events +generate +[\d.]+ s .* calibration "
+                         r"([\d.]+) s\) +check +[\d.]+ s .* calibration ([\d.]+) s\) +conformant", out)
     assert same_run and float(same_run[1]) > 0 and float(same_run[2]) > 0, out
     assert re.search(r"canal-json, 2,000 events .* calibration [\d.]+ s \(", out), out
     assert re.search(r"load average at start: [\d.]+ / ", out) and re.search(r"load average at end: [\d.]+ / ", out)
@@ -273,7 +280,7 @@ def test_cli_bench_pipeline_prints_every_step_and_ratio(tmp_path):
         assert re.search(r"\s\d+\.\d\dx\s+\(target: at (least|most) [\d.]+x\)\s+"
                          r"(ok|below target|above target|not comparable)", row), row
         if "baseline" in name:  # held against the figures of this run, by the calibration of this machine
-            assert "commit this-tree" in row and "the baseline's speed (calibration" in row, row
+            assert "commit this-tree" in row and "the baseline step's speed (calibration" in row, row
     equal = next(ln for ln in lines if ln.startswith("spark output = sequential output"))
     assert re.search(r"\ssame\s+ok\s", equal), equal
     assert next(ln for ln in lines if ln.startswith("check of the spark output  ")).endswith("conformant")
