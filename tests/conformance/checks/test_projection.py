@@ -107,7 +107,9 @@ def _outcome(project, *args) -> str:
                          ids=lambda c: c.name)
 def test_debezium_column_projector_is_project_column(matrix_column) -> None:
     options = matrix_column.options()
-    foreign = ["x", 1, -1, 2**63, 2**64 - 1, -(2**63) - 1, True, 1.5]  # values of other types, out of range
+    # Values of other types, out of range, or temporal texts TiDB does not print.
+    foreign = ["x", 1, -1, 2**63, 2**64 - 1, -(2**63) - 1, True, 1.5, "2024-01-01T00:00:00", "0000-00-00 00:00:00",
+               "2024-02-30 00:00:00.000", "0069-01-01 00:00:00", "2024-01-01 00:00:00.1234567", "AAEC", "AAE"]
     for t in TYPES:
         column = Column("c", t, True)
         project = column_projector(column, options)
@@ -157,6 +159,31 @@ def test_datetime_read_back_is_the_epoch_round_trip(fsp) -> None:
             epoch = temporal.datetime_text_to_epoch(text, fsp)
             return None if epoch is None else temporal.epoch_to_text(epoch, unit, digits)
         assert _outcome(temporal.datetime_read_back, text, fsp) == _outcome(slow), text
+
+
+@pytest.mark.parametrize("fsp", [0, 3, 6])
+def test_datetime_epoch_reads_printed_texts_as_the_pattern_does(fsp) -> None:
+    """datetime_text_to_epoch reads a text that is a datetime's own print (0, 3 or 6 digits, a year
+    from 100 on) with datetime.fromisoformat; every text, printed or not, against the epoch of
+    what the pattern (temporal._parse_datetime, the shifted year) reads."""
+    rng = random.Random(100 + fsp)
+    odd = ["2024-01-01 00:00:00", "2024-01-01T00:00:00", "2024-01-01 00:00:00.000+01:00", "2024-01-01 00:00",
+           "2024-01-01 00:00:00.0000000", "20240101 000000", "2024-W01-1 00:00:00", "0099-12-31 23:59:59.999",
+           "0100-01-01 00:00:00", "9999-12-31 23:59:59.999999", "2024-02-29 12:00:00.5", "٢٠٢٤-01-01 00:00:00",
+           "2024-01-01 00:00:00.123456", "2023-02-29 00:00:00.000", "0000-00-00 00:00:00", 20240101,
+           "2024-01-01 00:00:00,123", "2024-01-01 00:00:00+01", "2024-01-01 00:00:00Z", "2024-01-01 00:00:0Z",
+           "2024-01-01 00:00:00.12a", "2024-01-01 00:00:00.1234", "2024-01-01 00:00:00.12345", "2024-01-01 0:00:00",
+           "2024-1-01 00:00:00.000", "+2024-01-01 00:00:00", "2024-01-01 00:00:00.000000+00:00", "2024-01-01 00:0٠:00",
+           "2024-W01-1 00:00:00.000", "2024-01-01 00:00:60", "2024-13-01 00:00:00.000000"]
+
+    def by_pattern(text: str) -> object:
+        dt = temporal._parse_datetime(text)
+        if dt is None:
+            return None
+        micros = (dt - temporal._EPOCH) // temporal.timedelta(microseconds=1)
+        return micros // 1000 if fsp <= 3 else micros
+    for text in _random_datetimes(rng, 3000) + odd:
+        assert _outcome(temporal.datetime_text_to_epoch, text, fsp) == _outcome(by_pattern, text), text
 
 
 def test_debezium_double_round_trip_is_float_of_the_value() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 from decimal import Decimal
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ticdc_conformance.protocols.common.floats import float32_as_read
 from ticdc_conformance.protocols.debezium import temporal
@@ -92,33 +92,41 @@ def go_json_float(value: float, bits: int) -> Any:
 
 def wire_value(t: TiDBType, v: Any, opts: DebeziumOptions) -> Any:
     """The JSON value TiCDC writes for canonical value v of a column of type t."""
-    if v is None:
-        return None
+    return None if v is None else value_writer(t, opts)(v)
+
+
+def value_writer(t: TiDBType, opts: DebeziumOptions) -> Callable[[Any], Any]:
+    """`wire_value` of a non-NULL value of a column of type t, the choice by type made once."""
     base = t.base
     if base == "bit":
         n = t.effective_flen
         if n == 1:
-            return v != 0
-        return base64.b64encode(int(v).to_bytes(8, "little")[: (n + 7) // 8]).decode("ascii")
+            return lambda v: v != 0
+        width = (n + 7) // 8
+        return lambda v: base64.b64encode(int(v).to_bytes(8, "little")[:width]).decode("ascii")
     if t.is_integer:
         # TiCDC codec.go: unsigned values go out as int64(v); only BIGINT can exceed int64.
-        return v - 2**64 if v > 2**63 - 1 else v
+        return lambda v: v - 2**64 if v > 2**63 - 1 else v
     if base == "float":
-        return go_json_float(float(v), 32)
-    if base == "double":
-        return go_json_float(float(v), 64)
-    if base == "decimal":
-        return go_json_float(float(v), 64)  # MyDecimal.ToFloat64: correctly rounded parse
+        return lambda v: go_json_float(float(v), 32)
+    if base in ("double", "decimal"):  # DECIMAL: MyDecimal.ToFloat64, a correctly rounded parse
+        return lambda v: go_json_float(float(v), 64)
     if base == "date":
-        return temporal.date_text_to_days(v)
+        return temporal.date_text_to_days
     if base == "datetime":
-        return temporal.datetime_text_to_epoch(v, t.fsp)
+        fsp = t.fsp
+        return lambda v: temporal.datetime_text_to_epoch(v, fsp)
     if base == "timestamp":
-        return temporal.timestamp_text_to_zoned(v, t.fsp, opts.time_zone)
+        fsp, zone = t.fsp, opts.time_zone
+        return lambda v: temporal.timestamp_text_to_zoned(v, fsp, zone)
     if base == "time":
-        return temporal.time_text_to_micros(v)
+        return temporal.time_text_to_micros
     # YEAR (int), ENUM/SET names, JSON text, strings, and binary columns, whose canonical form
     # is already the base64 TiCDC writes (spec 000: binary flag -> Base64 string).
+    return _as_is
+
+
+def _as_is(v: Any) -> Any:
     return v
 
 

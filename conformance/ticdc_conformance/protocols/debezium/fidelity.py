@@ -18,7 +18,7 @@ from ticdc_contract.model import Column
 from ticdc_contract.tidb_types import TiDBType
 
 from . import temporal
-from .encoding import field_spec, go_json_float, spec_or_none, wire_value
+from .encoding import field_spec, go_json_float, spec_or_none, value_writer, wire_value
 from .message import FieldSpec
 from .options import DebeziumOptions, parse_options
 from .values import BINARY_TIDB_TYPES, INT_RANGES, INT_TEMPORALS, decode_value
@@ -110,8 +110,20 @@ def _round_trip(t: TiDBType, spec: Optional[FieldSpec], opts: DebeziumOptions) -
       is float(v) itself (Go's shortest digits read back to the same double, an integral one as an
       integer that float() makes the same double again) but for -0.0, written as 0;
     - DATETIME travels as epoch ms or us and reads back printed (temporal.datetime_read_back).
+    Without the descriptor the decoder keeps what is on the wire (decode_untyped; only BIT(1)'s
+    boolean becomes 0 or 1), so the round trip is TiCDC's wire value itself (value_writer).
     A value these cannot take (not a number, not a DATETIME text) takes `_projected`, which says
     why. tests/conformance/checks/test_projection.py holds them to `_projected`."""
+    if spec is None:
+        write = value_writer(t, opts)
+
+        def as_written(value: Any) -> Any:
+            try:
+                out = write(value)
+            except Exception:
+                return _projected(t, spec, value, opts)  # raises what the encoding raises, as the plain path
+            return int(out) if type(out) is bool else out
+        return as_written
     if spec is not None and spec.type == "double" and t.base in ("double", "decimal"):
         def as_double(value: Any) -> Any:
             try:
@@ -135,6 +147,10 @@ def _never(value: Any) -> bool:
     return False
 
 
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
 def _unchanged(t: TiDBType, spec: Optional[FieldSpec]) -> Callable[[Any], bool]:
     """A test of the values that `_projected` gives back as they are, for the column types where the
     value's Python type and range decide it, so that the projector skips the encoding and decoding
@@ -143,9 +159,13 @@ def _unchanged(t: TiDBType, spec: Optional[FieldSpec]) -> Callable[[Any], bool]:
       string field without a time zone, a JSON check or base64 (or an untyped value) as it is;
     - an integer within the field's range (int64 without the schema) of an integer column other than
       BIT whose field is no temporal and no unsigned BIGINT the extension unwraps: within int64
-      wire_value writes it as it is, and _decode_int (decode_untyped) gives it back.
+      wire_value writes it as it is, and _decode_int (decode_untyped) gives it back;
+    - without the schema, a string of a binary column: its base64 goes out as it is, and the
+      decoder keeps it.
     Any other value, and every value of the other types, takes the round trip."""
     base = t.base
+    if t.is_binary and spec is None:
+        return _is_str  # base64 text goes out as it is, and nothing without a descriptor decodes it
     if base == "bit" or t.is_binary:
         return _never
     if t.is_integer:
@@ -160,7 +180,7 @@ def _unchanged(t: TiDBType, spec: Optional[FieldSpec]) -> Callable[[Any], bool]:
     if written_as_is and (spec is None or (spec.type == "string" and spec.tidb_type not in BINARY_TIDB_TYPES and
                                            spec.semantic not in ("io.debezium.time.ZonedTimestamp",
                                                                  "io.debezium.data.Json"))):
-        return lambda value: type(value) is str
+        return _is_str
     return _never
 
 

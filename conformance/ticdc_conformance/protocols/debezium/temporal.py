@@ -151,11 +151,33 @@ def _parse_datetime(text: str) -> Optional[datetime]:
         return None
 
 
+def _printed_datetime(text: str) -> Optional[datetime]:
+    """The naive datetime of a text in TiDB's print, "YYYY-MM-DD HH:MM:SS" with no, 3 or 6 fraction
+    digits and a year from 100 on (which no shift moves), read by datetime.fromisoformat in C; None
+    for any other text, which _parse_datetime reads. fromisoformat takes more spellings than TiDB
+    prints (a "T", a comma, an offset, week dates), so the length and every separator are checked
+    first; it reads only ASCII digits between them, as the pattern does."""
+    if type(text) is not str or len(text) not in _PRINTED_LENGTHS or text[10] != " " or text[4] != "-" or \
+            text[7] != "-" or text[13] != ":" or text[16] != ":" or (len(text) > 19 and text[19] != "."):
+        return None
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return dt if dt.year >= 100 and dt.tzinfo is None else None
+
+
+# The lengths of "YYYY-MM-DD HH:MM:SS", with ".fff" and with ".ffffff".
+_PRINTED_LENGTHS = frozenset((19, 23, 26))
+
+
 def datetime_text_to_epoch(text: str, fsp: int) -> Optional[int]:
     """Epoch ms (fsp <= 3) or us (fsp > 3); None for dates Go cannot represent (zero parts)."""
-    dt = _parse_datetime(text)
+    dt = _printed_datetime(text)
     if dt is None:
-        return None
+        dt = _parse_datetime(text)
+        if dt is None:
+            return None
     delta = dt - _EPOCH
     micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     # Go's UnixMilli floors; Python's // floors too, also for instants before 1970.
@@ -167,22 +189,15 @@ def datetime_read_back(text: str, fsp: int) -> Optional[str]:
     the epoch: the parsed DATETIME (its year shifted) printed with the unit's digits. The epoch and
     every second are whole milliseconds, so flooring the epoch to the millisecond cuts the
     microseconds below it, as the 3-digit print does; years 100-9999 (after the shift) never
-    overflow. None for what TiCDC sends as null.
-    A text that is already that print (most: TiDB prints a DATETIME(3) with 3 digits) is given back
-    as it is once datetime.fromisoformat, which takes more spellings than TiDB's but checks the
-    date in C, reads it as a naive datetime that prints back to the same text; a year below 100
-    is shifted, so it does not count."""
-    timespec = "milliseconds" if fsp <= 3 else "microseconds"
-    try:
-        dt: Optional[datetime] = datetime.fromisoformat(text)
-    except (TypeError, ValueError):
-        dt = None
-    if dt is not None and dt.tzinfo is None and dt.year >= 100 and dt.isoformat(" ", timespec) == text:
-        return text
-    dt = _parse_datetime(text)
+    overflow. None for what TiCDC sends as null. A text that is already that print (most: TiDB
+    prints a DATETIME(3) with 3 digits) is given back as it is."""
+    dt = _printed_datetime(text)
     if dt is None:
-        return None
-    return dt.isoformat(" ", timespec)
+        dt = _parse_datetime(text)
+        if dt is None:
+            return None
+    printed = dt.isoformat(" ", "milliseconds" if fsp <= 3 else "microseconds")
+    return text if printed == text else printed
 
 
 def timestamp_text_to_zoned(text: str, fsp: int, zone: tzinfo) -> str:
