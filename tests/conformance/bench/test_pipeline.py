@@ -159,6 +159,9 @@ def test_the_recorded_baseline_has_generate_and_check_for_every_encoding_at_200k
         assert entry["commit"] and entry["date"] and len(entry["load_average"]) == 2
         for step in ("generate", "check"):
             assert entry[step]["events_per_cpu_s"] == pytest.approx(200_000 / entry[step]["cpu_seconds"], rel=1e-3)
+            # How fast the machine ran during the step: without it no ratio over the entry is judged.
+            assert entry[step]["calibration_cpu_s"] > 0
+        assert entry["machine"]["calibration_cpu_s"] > 0 and entry["machine"]["calibration_cpu_s_after"] > 0
     assert "canal-json/200000" in entries
 
 
