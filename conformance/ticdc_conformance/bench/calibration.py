@@ -9,7 +9,7 @@ their time in (dicts built and read, JSON written and parsed, text formatted and
 hashed). One machine is not always equally fast either: on an idle machine of this kind the same
 work took 0.08 s at one moment and 0.13-0.19 s for the next few seconds, with no steal time
 reported. So besides `machine()` (the least of a few rounds, taken before and after a baseline
-entry), a step is probed while it runs (sampling.py: a fifteenth of the work about once a second,
+entry), a step is probed while it runs (sampling.py: a fifteenth of the work at its start and about once a second,
 timed by the probing thread's own CPU clock, in the same unit), and a step's figure is compared
 with a baseline's only when the two steps ran at about the same speed.
 """

@@ -110,8 +110,8 @@ def bench_baseline_cmd(work: Path, variants: tuple[str, ...], sizes: tuple[int, 
     from .baseline import measure_baseline
 
     click.echo(f"bench baseline: code of commit {commit} in {code}; load average {_load()}")
-    measure_baseline(_baseline_tree(code, "--code"), commit, list(variants) or _bench_variants(), sorted(set(sizes)), seed,
-                     work / "baseline", note, echo=click.echo)
+    measure_baseline(_baseline_tree(code, "--code"), commit, list(variants) or _bench_variants(),
+                     sorted(set(sizes)), seed, work / "baseline", note, echo=click.echo)
     click.echo(f"  load average {_load()}")
 
 

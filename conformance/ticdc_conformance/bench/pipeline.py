@@ -97,7 +97,8 @@ def run_pipeline(work: Path, variant: str, events: int, seed: int, master: str, 
         code, commit = baseline_code
         entry = measure_entry(code_env(code), commit, variant, events, seed, folder / "baseline",
                               "measured in the same run (bench pipeline --baseline-code)")
-        done(f"baseline (code of {commit}): generate and check", entry["generate"]["seconds"] + entry["check"]["seconds"])
+        done(f"baseline (code of {commit}): generate and check",
+             entry["generate"]["seconds"] + entry["check"]["seconds"])
     return PipelineFigures(variant, manifest["events"], manifest["records"], gen, decoder, local, spark, checks, same,
                            cluster, master, (load_before, os.getloadavg()[0]), machine, entry)
 

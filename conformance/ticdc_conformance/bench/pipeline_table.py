@@ -279,8 +279,8 @@ def size_ratios(runs: list[PipelineFigures]) -> list[Ratio]:
 
 def render(p: PipelineFigures, baseline, echo) -> list[Ratio]:
     echo(f"  {p.variant}, {p.events:,} events ({p.records:,} records), load average {p.load[0]:.1f} → "
-         f"{p.load[1]:.1f}" + (f", calibration {p.machine['calibration_cpu_s']:.3f} s ({p.machine['cpu']})"
-                                if p.machine else ""))
+         f"{p.load[1]:.1f}" + (f", calibration at the start {p.machine['calibration_cpu_s']:.3f} s "
+                                f"({p.machine['cpu']})" if p.machine else ""))
     if p.baseline is not None:
         echo(f"    baseline measured in this run: {entry_line(p.baseline)}")
     for line in step_table(p).render():

@@ -131,7 +131,7 @@ class TreeSampler:
         p.samples += 1
 
     def _run(self) -> None:
-        next_probe = time.monotonic() + (self.probe_every or 0.0)
+        next_probe = time.monotonic()  # a probe at once: a step shorter than the period has one too
         while not self._stop.is_set():
             self.sample()
             if self.probe_every is not None and time.monotonic() >= next_probe:
