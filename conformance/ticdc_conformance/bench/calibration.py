@@ -9,9 +9,9 @@ their time in (dicts built and read, JSON written and parsed, text formatted and
 hashed). One machine is not always equally fast either: on an idle machine of this kind the same
 work took 0.08 s at one moment and 0.13-0.19 s for the next few seconds, with no steal time
 reported. So besides `machine()` (the least of a few rounds, taken before and after a baseline
-entry), a step is probed while it runs (sampling.py: a fifteenth of the work at its start and about once a second,
-timed by the probing thread's own CPU clock, in the same unit), and a step's figure is compared
-with a baseline's only when the two steps ran at about the same speed.
+entry), a step is probed while it runs (sampling.py: a fifteenth of the work at its start and
+about once a second, timed by the probing thread's own CPU clock, in the same unit), and a step's
+figure is compared with a baseline's only when the two steps ran at about the same speed.
 """
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ import time
 from typing import Optional
 
 ROUNDS = 7
-# Machines whose calibrations differ by more than this factor are not compared: rounds on one quiet
-# machine spread by a few percent, while the two kinds of machine seen here differ by about 1.6x.
+# Steps whose mean probes differ by more than this factor are not compared: under load the probes
+# of the baseline's steps on one machine stayed within 0.153-0.175 s, while the two machines seen
+# here differ by 1.3-1.6x.
 TOLERANCE = 1.15
 
 

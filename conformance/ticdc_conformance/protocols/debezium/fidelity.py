@@ -21,7 +21,7 @@ from . import temporal
 from .encoding import field_spec, go_json_float, spec_or_none, value_writer, wire_value
 from .message import FieldSpec
 from .options import DebeziumOptions, parse_options
-from .values import BINARY_TIDB_TYPES, INT_RANGES, INT_TEMPORALS, decode_value
+from .values import BINARY_TIDB_TYPES, INT_RANGES, INT_TEMPORALS, decode_untyped, decode_value
 
 _TEXT_LIKE = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json")
 _BINARY = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
@@ -119,10 +119,9 @@ def _round_trip(t: TiDBType, spec: Optional[FieldSpec], opts: DebeziumOptions) -
 
         def as_written(value: Any) -> Any:
             try:
-                out = write(value)
+                return decode_untyped(write(value), "projection")
             except Exception:
-                return _projected(t, spec, value, opts)  # raises what the encoding raises, as the plain path
-            return int(out) if type(out) is bool else out
+                return _projected(t, spec, value, opts)  # raises what the plain path raises
         return as_written
     if spec is not None and spec.type == "double" and t.base in ("double", "decimal"):
         def as_double(value: Any) -> Any:
