@@ -96,7 +96,10 @@ STAGES: tuple[StaticStage | PytestStage, ...] = (
     # Two workers, each with its own local Spark session: a test's generation and checks run in the
     # driver's Python on one core while the other worker's Spark job uses the second.
     PytestStage("spark", required=("spark",), excluded=("kafka", "nightly"), pytest_args=("--durations=15", "-n", "2")),
-    PytestStage("kafka", required=("kafka",), excluded=("nightly",), pytest_args=("--durations=10",)),
+    # Two workers, a test file each (`loadfile`): each file's tests share the broker its module
+    # fixture starts, and the two files the stage's time is spent in run side by side.
+    PytestStage("kafka", required=("kafka",), excluded=("nightly",),
+                pytest_args=("--durations=10", "-n", "2", "--dist", "loadfile")),
     # Two workers too: the slow tests are independent (their budgets are counts, not seconds).
     PytestStage("slow", required=("slow",), excluded=("spark", "kafka", "nightly"),
                 pytest_args=("--durations=25", "-n", "2")),

@@ -33,22 +33,6 @@ def test_local_reference_consumer_conforms(tmp_path, encoding):
     assert sum(t.actual_rows for t in result.tables) > 10
 
 
-@pytest.mark.spark
-def test_cli_run_all_encodings_on_spark_writes_reports(tmp_path):
-    proc = subprocess.run(CLI + ["run", "--scenario", "smoke", "--protocol", "all", "--work", str(tmp_path / "w"),
-                                 "--report", str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    for enc in encoding_names():
-        assert enc in proc.stdout
-    assert proc.stdout.count("conformant") >= 5 and "NOT conformant" not in proc.stdout
-    junit = ET.parse(tmp_path / "r" / "smoke-seed1-all.junit.xml").getroot()
-    assert [s.get("name") for s in junit.findall("testsuite")] == [f"smoke/{enc}" for enc in encoding_names()]
-    assert junit.get("failures") == "0" and junit.get("errors") == "0" and int(junit.get("tests")) >= 5 * 10
-    summary = json.loads((tmp_path / "r" / "smoke-seed1-all.summary.json").read_text())
-    assert summary["conformant"] is True
-    assert {r["encoding"] for r in summary["results"]} == set(encoding_names())
-
-
 def test_broken_consumer_that_ignores_deletes_is_reported(tmp_path):
     proc = subprocess.run(CLI + ["run", "--scenario", "smoke", "--protocol", "canal-json", "--consumer", BROKEN,
                                  "--work", str(tmp_path / "w"), "--report", str(tmp_path / "r")],

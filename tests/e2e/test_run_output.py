@@ -2,11 +2,13 @@
 step takes), findings counted per rule, the consumer's own output kept in CASE/consumer.log, and none
 of Spark's log lines."""
 import io
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
@@ -15,6 +17,7 @@ from tests.conftest import CLI, ROOT
 from ticdc_conformance.cli import main
 from ticdc_conformance.progress import EVERY_ENV, Progress, ProgressSettingError, line_every_s
 from ticdc_conformance.runner import run_encoding
+from ticdc_generators.pipeline import encoding_names
 
 # A record-file consumer that takes its time and then writes nothing: a consumer error after 3 s.
 SLOW = "sh -c 'sleep 3'"
@@ -129,13 +132,21 @@ SPARK_NOISE = re.compile(r"log4j|Setting default log level|setLogLevel|WARN |inc
 
 
 @pytest.mark.spark
-@pytest.mark.slow
-def test_a_spark_run_prints_none_of_sparks_log(tmp_path):
+def test_a_spark_run_of_every_encoding_writes_reports_and_prints_none_of_sparks_log(tmp_path):
     env = dict(os.environ)
     env.pop("TICDC_CONFORMANCE_SPARK_LOG", None)
-    proc = subprocess.run(CLI + ["run", "--scenario", "smoke", "--protocol", "canal-json", "--consumer", "spark",
-                                 "--work", str(tmp_path / "w")], capture_output=True, text=True, cwd=ROOT, env=env)
+    proc = subprocess.run(CLI + ["run", "--scenario", "smoke", "--protocol", "all", "--work", str(tmp_path / "w"),
+                                 "--report", str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    for enc in encoding_names():
+        assert enc in proc.stdout
+    assert proc.stdout.count("conformant") >= 5 and "NOT conformant" not in proc.stdout
+    junit = ET.parse(tmp_path / "r" / "smoke-seed1-all.junit.xml").getroot()
+    assert [s.get("name") for s in junit.findall("testsuite")] == [f"smoke/{enc}" for enc in encoding_names()]
+    assert junit.get("failures") == "0" and junit.get("errors") == "0" and int(junit.get("tests")) >= 5 * 10
+    summary = json.loads((tmp_path / "r" / "smoke-seed1-all.summary.json").read_text())
+    assert summary["conformant"] is True
+    assert {r["encoding"] for r in summary["results"]} == set(encoding_names())
     noise = [line for line in (proc.stdout + proc.stderr).splitlines() if SPARK_NOISE.search(line)]
     assert noise == [], noise
     spark_log = (tmp_path / "w" / "spark.log").resolve()

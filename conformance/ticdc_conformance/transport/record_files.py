@@ -82,6 +82,18 @@ def check_schema(path: Path) -> pq.ParquetFile:
     return pf
 
 
+def checked_record_files(directory: Path) -> list[Path]:
+    """The record files of `directory`, once every one's footer has shown Spark's Kafka-source
+    columns (check_schema): the Spark consumers call it before they start a session, so a bad file
+    is named in a second rather than after the JVM's start or inside Spark's reader."""
+    files = sorted(Path(directory).glob("*.parquet"))
+    if not files:
+        raise RecordFileError(f"{directory}: no record files (*.parquet)")
+    for path in files:
+        check_schema(path)
+    return files
+
+
 def file_records(path: Path, batch_size: int, contiguous: bool = False) -> Iterator[KafkaRecord]:
     """The records of one record file, checked as the module docstring says, streaming."""
     for records, _ in file_batches(path, batch_size, contiguous):

@@ -23,7 +23,7 @@ from ticdc_contract.record import KafkaRecord
 from .errors import TransportError
 from .kafka_io import DEFAULT_TIMEOUT_S, cluster_metadata, publish
 from .maven import Module, ivy_home, ivy_settings, resolve_first
-from .record_files import RecordFileError, check_schema
+from .record_files import checked_record_files
 
 SUBMIT_ARGS_ENV = "PYSPARK_SUBMIT_ARGS"
 SPARK_GROUP = "org.apache.spark"
@@ -141,14 +141,10 @@ def kafka_dataframe(spark, records_dir: Path, manifest: dict, bootstrap: str, ti
 
 def record_files_dataframe(spark, directory: Path):
     """A record-file directory as Spark reads it, once every file's footer has shown Spark's
-    Kafka-source columns (record_files.check_schema): a garbage, truncated or empty file, or one
-    without a column, is a RecordFileError naming it rather than a failure inside Spark's reader.
+    Kafka-source columns (record_files.checked_record_files): a garbage, truncated or empty file, or
+    one without a column, is a RecordFileError naming it rather than a failure inside Spark's reader.
     Rows are not checked here: the decode stage meets them in offset order per partition."""
-    files = sorted(Path(directory).glob("*.parquet"))
-    if not files:
-        raise RecordFileError(f"{directory}: no record files (*.parquet)")
-    for path in files:
-        check_schema(path)
+    checked_record_files(directory)
     return spark.read.parquet(str(Path(directory).resolve()))
 
 

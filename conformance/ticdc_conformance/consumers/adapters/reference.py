@@ -53,9 +53,12 @@ class SparkConsumer(ConsumerAdapter):
 
     def run(self, stream: Stream, out: Path, options: RunOptions = RunOptions()) -> ConsumerRun:
         from ticdc_conformance.consumers.spark.job import consume
+        from ticdc_conformance.transport.record_files import checked_record_files
 
         scratch = _emptied(stream.scratch)  # the stages' files of an earlier run are never read
         try:
+            if isinstance(stream.records, (str, Path)):  # a bad record file is named before the JVM starts
+                checked_record_files(Path(stream.records))
             figures = consume(self.session(), stream.records, stream.manifest, out, scratch)
         except ConsumerError as e:
             return ConsumerRun(self.spec, out, self.capabilities, error=str(e))

@@ -168,12 +168,14 @@ class SparkFunctionConsumer(SparkConsumer):
         super().__init__(spark, master)
 
     def run(self, stream: Stream, out: Path, options: RunOptions = RunOptions()) -> ConsumerRun:
+        from ticdc_conformance.transport.record_files import checked_record_files
         from ticdc_conformance.transport.spark_source import record_files_dataframe
 
         log = stream.folder / LOG_FILE
         log.write_text("")
         try:
             fn = load_function(self.module, self.function)
+            checked_record_files(Path(stream.records))  # a bad record file is named before the JVM starts
             spark = self.session()
             df = record_files_dataframe(spark, Path(stream.records).resolve())
             try:
