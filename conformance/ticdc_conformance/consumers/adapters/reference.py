@@ -57,8 +57,7 @@ class SparkConsumer(ConsumerAdapter):
 
         scratch = _emptied(stream.scratch)  # the stages' files of an earlier run are never read
         try:
-            if isinstance(stream.records, (str, Path)):  # a bad record file is named before the JVM starts
-                checked_record_files(Path(stream.records))
+            checked_record_files(stream.records)  # a bad record file is named before the JVM starts
             figures = consume(self.session(), stream.records, stream.manifest, out, scratch)
         except ConsumerError as e:
             return ConsumerRun(self.spec, out, self.capabilities, error=str(e))
