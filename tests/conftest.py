@@ -52,6 +52,8 @@ def root() -> Path:
 
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+# Short-lived JVMs compile with the quick compiler only (tests/spark-conf/spark-defaults.conf says why).
+os.environ.setdefault("SPARK_CONF_DIR", str(ROOT / "tests" / "spark-conf"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

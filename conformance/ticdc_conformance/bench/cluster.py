@@ -34,8 +34,10 @@ class StandaloneCluster:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         # Nothing from a Spark session of the calling process (a gateway port would make a child
-        # attach to the wrong JVM); the executors' Python workers run this interpreter.
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
+        # attach to the wrong JVM) but the configuration folder the caller chose; the executors'
+        # Python workers run this interpreter.
+        self.env = {k: v for k, v in os.environ.items()
+                    if k == "SPARK_CONF_DIR" or not k.startswith(("PYSPARK_", "SPARK_"))}
         self.env.update(SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m",
                         SPARK_LOG_DIR=str(folder / "logs"), PYSPARK_PYTHON=sys.executable)
         self.procs: list[subprocess.Popen] = []
