@@ -4,9 +4,11 @@ Each run is a fresh child process (its own Spark session and JVM), sampled from 
 memory and CPU time (sampling.py says what each figure covers). Time is split into the session start and the
 `consume` call (read, decode, watermark, apply, write); rates are over the `consume` call. With
 two or more sizes, the largest and smallest give the time ratio (linear cost means ratio ≈ size
-ratio) and the largest run's peaks are held against the memory target. Next to each run, unless
+ratio) and the largest run's peaks are held against the memory target. After each run, unless
 turned off, the floor (floor.py): what Spark jobs that only read, only parse or only decode every
-message of the same files take on the same master.
+message of the same files take on the same master. It runs in the same child and session once
+the consumer's figures are taken (the child waits for the word), so it costs no second JVM start
+and the consumer's CPU time and peaks stay its own.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from .child_failure import child_failure
-from .floor import FloorFigures, run_floor
+from .floor import FloorFigures, message_kind
 from .inputs import SCENARIO, Inputs, cached_inputs
 from .sampling import TreeFigures, TreeSampler
 
@@ -28,21 +30,30 @@ TARGET_EVENTS_PER_S = 100_000  # at 1M events on local[2], over the consume call
 TARGET_DRIVER_RSS = 2 * 2**30
 TARGET_SLACK = 1.1  # time ratio at most 1.1 × the size ratio
 
+# Its lines for the parent start with a word of their own: the JVM shares the child's stdout.
+_CONSUMED, _FLOOR = "consumed: ", "floor: "
 _CHILD = r"""
 import json, sys, time
 from pathlib import Path
-records, manifest, out, master = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+records, manifest, out, master, floor = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], sys.argv[5]
 t0 = time.perf_counter()
 from ticdc_conformance.consumers.spark.job import consume, spark_session
 spark = spark_session(master)
 t1 = time.perf_counter()
 stages = {}
-figures = consume(spark, records, json.loads(manifest.read_text()), out, out / "work", stage_seconds=stages)
+m = json.loads(manifest.read_text())
+figures = consume(spark, records, m, out, out / "work", stage_seconds=stages)
 t2 = time.perf_counter()
+print("%s" + json.dumps({"startup_seconds": t1 - t0, "consume_seconds": t2 - t1, "records": figures.get("records"),
+                          "events": figures.get("events"), "stage_seconds": stages}), flush=True)
+if floor != "none":
+    sys.stdin.readline()  # the parent has taken the consumer's CPU time and peaks
+    from ticdc_conformance.bench.floor import spark_floor
+    from ticdc_conformance.consumers.rules.decoder_options import decoder_options
+    f = spark_floor(spark, records, out / "work", floor == "json", m["protocol"], decoder_options(m, manifest.parent))
+    print("%s" + json.dumps({"scan": f.scan_seconds, "parse": f.parse_seconds, "decode": f.decode_seconds}), flush=True)
 spark.stop()
-print(json.dumps({"startup_seconds": t1 - t0, "consume_seconds": t2 - t1, "records": figures.get("records"),
-                  "events": figures.get("events"), "stage_seconds": stages}))
-"""
+""" % (_CONSUMED, _FLOOR)
 
 
 @dataclass
@@ -69,29 +80,46 @@ class ConsumeFigures:
 
 def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[str] = None,
                 floor: bool = True) -> ConsumeFigures:
-    """One consumer run in a child process, then the floor in another; the consumer's decoded
-    intermediate data is removed afterwards."""
+    """One consumer run in a child process, then (unless `floor` is false) the floor in the same
+    child; the consumer's decoded intermediate data is removed afterwards."""
     if out.exists():
         shutil.rmtree(out)
     env = dict(os.environ)
     if driver_memory:
         env["TICDC_CONFORMANCE_DRIVER_MEMORY"] = driver_memory
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(inputs.records), str(inputs.directory / "manifest.json"),
-                             str(out), master], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    with TreeSampler(proc.pid) as sampler:
-        stdout, stderr = proc.communicate()
-    if proc.returncode != 0:
-        raise child_failure(f"consumer run over {inputs.records}", proc.returncode, stderr,
-                            out.with_name(f"{out.name}.stderr.log"))
-    f = json.loads(stdout.strip().splitlines()[-1])
-    if f["records"] is not None and f["records"] != inputs.manifest["records"]:
-        raise RuntimeError(f"the consumer read {f['records']} records of {inputs.manifest['records']}")
-    floor_figures = run_floor(inputs.variant, inputs.records, inputs.directory / "manifest.json", out / "work",
-                              master, env) if floor else None
+    log = out.with_name(f"{out.name}.stderr.log")  # stderr goes to a file: a pipe nobody reads could fill
+    log.parent.mkdir(parents=True, exist_ok=True)
+    floor_kind = message_kind(inputs.variant) if floor else "none"
+    consumed: Optional[dict] = None
+    tree: Optional[TreeFigures] = None
+    floor_figures: Optional[FloorFigures] = None
+    with open(log, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(inputs.records),
+                                 str(inputs.directory / "manifest.json"), str(out), master, floor_kind],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
+        assert proc.stdin is not None and proc.stdout is not None
+        with TreeSampler(proc.pid) as sampler:
+            for line in proc.stdout:
+                if line.startswith(_CONSUMED):
+                    tree = sampler.snapshot()  # before the floor starts: the consumer's figures alone
+                    consumed = json.loads(line[len(_CONSUMED):])
+                    if floor:
+                        proc.stdin.write("go\n")
+                        proc.stdin.flush()
+                elif line.startswith(_FLOOR):
+                    f = json.loads(line[len(_FLOOR):])
+                    floor_figures = FloorFigures(f["scan"], f["parse"], f["decode"])
+            proc.stdin.close()
+            proc.wait()
+    if proc.returncode != 0 or consumed is None or tree is None or (floor and floor_figures is None):
+        what = f"consumer run over {inputs.records}" if consumed is None else f"the floor run over {inputs.records}"
+        raise child_failure(what, proc.returncode, log.read_text(errors="replace"), log)
+    if consumed["records"] is not None and consumed["records"] != inputs.manifest["records"]:
+        raise RuntimeError(f"the consumer read {consumed['records']} records of {inputs.manifest['records']}")
     shutil.rmtree(out / "work", ignore_errors=True)
-    return ConsumeFigures(inputs.variant, inputs.manifest["events"], inputs.manifest["records"], f["events"],
-                          f["startup_seconds"], f["consume_seconds"], sampler.tree, out, f["stage_seconds"],
-                          floor_figures)
+    return ConsumeFigures(inputs.variant, inputs.manifest["events"], inputs.manifest["records"], consumed["events"],
+                          consumed["startup_seconds"], consumed["consume_seconds"], tree, out,
+                          consumed["stage_seconds"], floor_figures)
 
 
 def _mib(n: int) -> str:

@@ -1,6 +1,6 @@
 """The floor under the consumer's rate: what Spark jobs that only read, only parse or only decode
-every message of the same record files take on the same master, measured next to the consumer
-(`bench consume`).
+every message of the same record files take on the same master, measured after the consumer in
+its session (`bench consume`, consume.py).
 
 Passes, each one Spark job:
 - scan: every record read and its value hashed (xxhash64) -- reading the input and touching each
@@ -26,16 +26,12 @@ its rate from above on this machine; `judge` (consume.py) says when that bound i
 """
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from .child_failure import child_failure
 from .inputs import VARIANTS
 
 # Encodings whose message values are JSON text Spark's from_json reads.
@@ -112,29 +108,6 @@ def spark_floor(spark, records: str, scratch: Path, json_messages: bool, protoco
     return FloorFigures(scan, parse, decode)
 
 
-_CHILD = r"""
-import json, sys
-from pathlib import Path
-from ticdc_conformance.bench.floor import spark_floor
-from ticdc_conformance.consumers.rules.decoder_options import decoder_options
-from ticdc_conformance.consumers.spark.job import spark_session
-records, kind, master, manifest, scratch = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5])
-m = json.loads(manifest.read_text())
-spark = spark_session(master)
-f = spark_floor(spark, records, scratch, kind == "json", m["protocol"], decoder_options(m, manifest.parent))
-spark.stop()
-print(json.dumps({"scan": f.scan_seconds, "parse": f.parse_seconds, "decode": f.decode_seconds}))
-"""
-
-
-def run_floor(variant: str, records: Path, manifest: Path, scratch: Path, master: str, env: dict) -> FloorFigures:
-    """The floor in a child process of its own (its own session, like the consumer's run), so
-    the consumer's sampled CPU time and memory stay its own."""
-    kind = "json" if VARIANTS[variant][0] in JSON_ENCODINGS else "binary"
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(Path(records).resolve()), kind, master,
-                           str(Path(manifest).resolve()), str(scratch)], capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise child_failure(f"the floor run over {records}", proc.returncode, proc.stderr,
-                            Path(scratch).parent.with_name(f"{Path(scratch).parent.name}.floor.stderr.log"))
-    f = json.loads(proc.stdout.strip().splitlines()[-1])
-    return FloorFigures(f["scan"], f["parse"], f["decode"])
+def message_kind(variant: str) -> str:
+    """"json" where Spark's from_json reads the message values (a parse pass runs), else "binary"."""
+    return "json" if VARIANTS[variant][0] in JSON_ENCODINGS else "binary"

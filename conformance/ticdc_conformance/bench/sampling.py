@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import psutil
@@ -103,7 +103,14 @@ class TreeSampler:
         self.tree = TreeFigures()
         self._cpu: dict[tuple[int, float], float] = {}  # (pid, create time) -> CPU seconds last seen
         self._stop = threading.Event()
+        self._lock = threading.Lock()  # the thread's samples and a caller's snapshot take turns
         self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+
+    def snapshot(self) -> TreeFigures:
+        """The figures up to now, with a sample taken at the call (not at the thread's next)."""
+        with self._lock:
+            self.sample()
+            return replace(self.tree)
 
     def sample(self) -> None:
         python = _rss(self.root)
@@ -133,10 +140,13 @@ class TreeSampler:
     def _run(self) -> None:
         next_probe = time.monotonic()  # a probe at once: a step shorter than the period has one too
         while not self._stop.is_set():
-            self.sample()
+            with self._lock:
+                self.sample()
             if self.probe_every is not None and time.monotonic() >= next_probe:
-                self.tree.probe_sum += probe_seconds()
-                self.tree.probes += 1
+                probe = probe_seconds()
+                with self._lock:
+                    self.tree.probe_sum += probe
+                    self.tree.probes += 1
                 next_probe = time.monotonic() + self.probe_every
             self._stop.wait(self.interval)
 

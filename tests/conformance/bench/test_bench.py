@@ -172,6 +172,35 @@ def test_tree_sampler_probes_the_machine_while_the_child_runs():
     assert whole / 4 < p.calibration < whole * 4
 
 
+_TWO_PHASES = ("import sys, time\n"
+               "def burn(seconds):\n"
+               "    end = time.process_time() + seconds\n"
+               "    while time.process_time() < end: pass\n"
+               "burn(0.4)\n"
+               "a = bytearray(64 << 20)\n"
+               "print('first done', flush=True)\n"
+               "sys.stdin.readline()\n"
+               "b = bytearray(256 << 20)\n"
+               "burn(1.2)\n")
+
+
+def test_a_snapshot_holds_the_figures_up_to_its_moment_only():
+    """bench consume takes the consumer's figures this way before the floor runs in the same child."""
+    proc = subprocess.Popen([sys.executable, "-c", _TWO_PHASES], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    with TreeSampler(proc.pid, interval=0.05) as sampler:
+        assert proc.stdout.readline() == "first done\n"
+        first = sampler.snapshot()
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+        proc.wait()
+    whole = sampler.tree
+    assert 0.4 <= first.cpu_seconds < 1.2  # the first phase's CPU time, none of the second's
+    assert whole.cpu_seconds >= first.cpu_seconds + 1.2
+    assert 64 << 20 <= first.python < 256 << 20 <= whole.python  # the second phase's peak came later
+    assert first.samples < whole.samples
+
+
 def test_a_jvms_fork_is_not_counted_as_a_second_jvm():
     java = {10, 11, 30}
     assert _role(10, 1, java) == "jvm"  # the driver JVM, child of the Python driver
