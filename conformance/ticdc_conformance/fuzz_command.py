@@ -1,7 +1,7 @@
 """`ticdc-conformance fuzz`: Hypothesis against the consumer under test (docs/fuzz.md).
 
     ticdc-conformance fuzz --consumer SPEC --protocol P [--budget 10m | --examples N] [--seed S]
-                           [--regressions DIR]
+                           [--regressions DIR] [--jobs N]
     ticdc-conformance fuzz --replay DIR --consumer SPEC
 
 Exit status: 0 no failure, 1 a failure was found (shrunk, printed, saved) or a replayed case
@@ -10,7 +10,10 @@ fails, 2 a usage error, 3 a regression case that cannot be read back.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
@@ -99,6 +102,24 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
     return worst
 
 
+def _side_by_side(encodings: list[str], jobs: int, child_args: list[str]) -> int:
+    """Each encoding fuzzed by a `fuzz` process of its own, `jobs` at a time; each one's output is
+    printed whole when it ends, so that their lines do not interleave. The worst exit status."""
+    lock = threading.Lock()
+
+    def one(encoding: str) -> int:
+        proc = subprocess.run([sys.executable, "-m", "ticdc_conformance", "fuzz", "--protocol", encoding, *child_args],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        with lock:
+            _say(f"--- {encoding} (exit {proc.returncode}) ---")
+            sys.stdout.write(proc.stdout)
+            sys.stdout.flush()
+        return proc.returncode
+
+    with ThreadPoolExecutor(jobs) as pool:
+        return max(pool.map(one, encodings))
+
+
 @click.command("fuzz")
 @click.option("--consumer", required=True, help="The consumer under test, as `run --consumer` names it "
                                                 "(cmd:CMD, python:module:Class, local, ...).")
@@ -130,9 +151,12 @@ def _replay(folder: Path, consumer: str, work: Path, timeout: float) -> int:
                                                  "reference fails (docs/fuzz.md, \"Known gaps\").")
 @click.option("--consumer-timeout", "timeout", type=click.FloatRange(min=0, min_open=True), default=120.0,
               show_default=True, help="Seconds one example's consumer may run.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Encodings fuzzed side by side, each by a process of its own, its output printed whole when "
+                   "it ends (a core each). A consumer whose runs share something (one database, one port) needs 1.")
 def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional[str], examples: Optional[int],
          shrink_examples: Optional[int], profile: str, seed: Optional[int], regressions: Path, work: Path, database: Path, no_database: bool,
-         reuse_database: bool, replay: Optional[Path], known_gaps: bool, timeout: float) -> None:
+         reuse_database: bool, replay: Optional[Path], known_gaps: bool, timeout: float, jobs: int) -> None:
     """Draw upstream histories, sink configurations and delivery schedules; run the consumer on each
     and check every consumer invariant; shrink a failure and save it as a regression case."""
     if replay is not None:
@@ -145,11 +169,22 @@ def fuzz(consumer: str, protocol: str, encoding: Optional[str], budget: Optional
         line_every_s()  # a bad TICDC_PROGRESS_EVERY_S is refused before anything runs
     except ProgressSettingError as e:
         raise click.UsageError(str(e)) from None
-    _say(f"fuzz {consumer}: {', '.join(encodings)}; budget {chosen.describe()} per encoding")
+    _say(f"fuzz {consumer}: {', '.join(encodings)}; budget {chosen.describe()} per encoding"
+         + (f"; {min(jobs, len(encodings))} side by side" if jobs > 1 and len(encodings) > 1 else ""))
     try:
-        adapter = adapter_for(consumer)
+        adapter = adapter_for(consumer)  # a bad spec is refused once, here, before any process starts
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--consumer") from None
+    if jobs > 1 and len(encodings) > 1:
+        adapter.close()
+        options = [("--budget", budget), ("--examples", examples), ("--shrink-examples", shrink_examples),
+                   ("--seed", seed)]
+        flags = [("--no-database", no_database), ("--reuse-database", reuse_database), ("--known-gaps", known_gaps)]
+        sys.exit(_side_by_side(encodings, jobs, [
+            "--consumer", consumer, "--profile", profile, "--regressions", str(regressions), "--work", str(work),
+            "--database", str(database), "--consumer-timeout", str(timeout),
+            *(a for name, value in options if value is not None for a in (name, str(value))),
+            *(name for name, on in flags if on)]))
     failed = False
     try:
         for name in encodings:

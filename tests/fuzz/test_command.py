@@ -28,6 +28,33 @@ def test_a_correct_consumer_passes_a_short_run(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_encodings_side_by_side_print_each_output_whole(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    from ticdc_contract.protocols import ENCODINGS
+
+    def fuzz(consumer: str, run: str, *more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ticdc_conformance", "fuzz", "--consumer", consumer, "--protocol",
+                               "all", "--examples", "2", "--seed", "5", "--jobs", "2", "--work", str(tmp_path / run),
+                               "--regressions", str(tmp_path / run / "r"), *more],
+                              capture_output=True, text=True, cwd=ROOT)
+
+    passed = fuzz(REFERENCE, "pass", "--database", str(tmp_path / "db"))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "2 side by side" in passed.stdout.splitlines()[0]
+    blocks = re.split(r"^--- (\S+) \(exit (\d+)\) ---$", passed.stdout, flags=re.M)[1:]
+    assert sorted(blocks[0::3]) == sorted(ENCODINGS) and set(blocks[1::3]) == {"0"}
+    for encoding, block in zip(blocks[0::3], blocks[2::3]):  # each block is that encoding's run alone
+        assert f"{encoding}: 2 examples" in block and "(seed 5): no failure" in block, block
+        assert not any(f"{other}: 2 examples" in block for other in ENCODINGS if other != encoding)
+    # A consumer that fails every example: every encoding's failure is printed, and the exit is 1.
+    failed = fuzz("cmd:false", "fail", "--shrink-examples", "0", "--no-database")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert sorted(re.findall(r"^FAILED (\S+)", failed.stdout, flags=re.M)) == sorted(ENCODINGS), failed.stdout
+
+
 @pytest.mark.slow  # shrinking takes a minute
 def test_a_failure_is_printed_saved_and_replayed(tmp_path):
     spec = "python:tests.consumers.streaming.partition_watermark:PartitionWatermark"
