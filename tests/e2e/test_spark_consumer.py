@@ -130,6 +130,18 @@ def test_checkpoints_from_progress_rows_are_the_sequential_consumers(tmp_path, r
         assert any((r["topic"], r["partition"], r["offset"]) in released for r in rows if r["kind"] == "row")
 
 
+def test_a_short_runs_session_compiles_with_the_quick_compiler_only():
+    from ticdc_conformance.consumers.spark.job import QUICK_COMPILER, QUICK_COMPILER_BELOW_RECORDS, session_options
+
+    def java(records):
+        return session_options("local[2]", records=records)["spark.driver.extraJavaOptions"].split()
+
+    assert QUICK_COMPILER in java(306) and QUICK_COMPILER in java(QUICK_COMPILER_BELOW_RECORDS - 1)
+    assert QUICK_COMPILER not in java(QUICK_COMPILER_BELOW_RECORDS) and QUICK_COMPILER not in java(None)
+    for records in (306, None):  # the log configuration either way
+        assert any(o.startswith("-Dlog4j2.configurationFile=") for o in java(records))
+
+
 # --- with Spark -----------------------------------------------------------------------------------
 @pytest.mark.spark
 @pytest.mark.slow

@@ -44,11 +44,15 @@ class SparkConsumer(ConsumerAdapter):
                           "python:MODULE:CLASS or a record-file program (docs/consumer-modes.md)")
         self._spark, self._master, self._started = spark, master, False
 
-    def session(self) -> Any:
+    def session(self, stream: Optional[Stream] = None) -> Any:
+        """The session, started at the first call; the first stream's size chooses the JVM's
+        compiler (consumers/spark/job.py session_options)."""
         if self._spark is None:
             from ticdc_conformance.consumers.spark.job import spark_session
 
-            self._spark, self._started = spark_session(self._master), True
+            records = stream.manifest.get("records") if stream is not None else None
+            self._spark = spark_session(self._master, records=records if isinstance(records, int) else None)
+            self._started = True
         return self._spark
 
     def run(self, stream: Stream, out: Path, options: RunOptions = RunOptions()) -> ConsumerRun:
@@ -58,7 +62,7 @@ class SparkConsumer(ConsumerAdapter):
         scratch = _emptied(stream.scratch)  # the stages' files of an earlier run are never read
         try:
             checked_record_files(stream.records)  # a bad record file is named before the JVM starts
-            figures = consume(self.session(), stream.records, stream.manifest, out, scratch)
+            figures = consume(self.session(stream), stream.records, stream.manifest, out, scratch)
         except ConsumerError as e:
             return ConsumerRun(self.spec, out, self.capabilities, error=str(e))
         return ConsumerRun(self.spec, out, self.capabilities, figures=figures)

@@ -176,7 +176,7 @@ class SparkFunctionConsumer(SparkConsumer):
         try:
             fn = load_function(self.module, self.function)
             checked_record_files(Path(stream.records))  # a bad record file is named before the JVM starts
-            spark = self.session()
+            spark = self.session(stream)
             df = record_files_dataframe(spark, Path(stream.records).resolve())
             try:
                 # The manifest's relative paths (claim-check files) resolve against the folder holding it.
