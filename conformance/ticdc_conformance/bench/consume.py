@@ -104,12 +104,18 @@ def run_consume(inputs: Inputs, out: Path, master: str, driver_memory: Optional[
                     tree = sampler.snapshot()  # before the floor starts: the consumer's figures alone
                     consumed = json.loads(line[len(_CONSUMED):])
                     if floor:
-                        proc.stdin.write("go\n")
-                        proc.stdin.flush()
+                        try:
+                            proc.stdin.write("go\n")
+                            proc.stdin.flush()
+                        except BrokenPipeError:  # the child died: its exit status and stderr say why, below
+                            pass
                 elif line.startswith(_FLOOR):
                     f = json.loads(line[len(_FLOOR):])
                     floor_figures = FloorFigures(f["scan"], f["parse"], f["decode"])
-            proc.stdin.close()
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
             proc.wait()
     if proc.returncode != 0 or consumed is None or tree is None or (floor and floor_figures is None):
         what = f"consumer run over {inputs.records}" if consumed is None else f"the floor run over {inputs.records}"
