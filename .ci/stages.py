@@ -145,21 +145,14 @@ def junit_counts(path: Path) -> Optional[dict[str, int]]:
 
 def run_stage(stage: StaticStage | PytestStage, extra: list[str], junit: Optional[Path]) -> Outcome:
     command = stage.command(extra, junit)
-    print(f"\n=== stage {stage.name}: {' '.join(_shown(command))}", flush=True)
+    shown = ["python", *command[1:]] if command[0] == sys.executable else command
+    print(f"\n=== stage {stage.name}: {' '.join(shown)}", flush=True)
     started = int(time.time())  # wall time, as `date +%s` reads it
     returncode = subprocess.run(command, cwd=ROOT).returncode
-    return _ended(stage.name, started, returncode, junit_counts(junit) if junit else None)
-
-
-def _shown(command: list[str] | tuple[str, ...]) -> list[str]:
-    return ["python", *command[1:]] if command[0] == sys.executable else list(command)
-
-
-def _ended(name: str, started: int, returncode: int, counts: Optional[dict[str, int]]) -> Outcome:
     seconds = int(time.time()) - started
     verdict = "ok" if returncode == 0 else f"FAILED (exit {returncode})"
-    print(f"=== stage {name}: {verdict} in {seconds}s", flush=True)
-    return Outcome(name, seconds, returncode, counts)
+    print(f"=== stage {stage.name}: {verdict} in {seconds}s", flush=True)
+    return Outcome(stage.name, seconds, returncode, junit_counts(junit) if junit else None)
 
 
 def print_summary(outcomes: list[Outcome]) -> None:

@@ -30,14 +30,13 @@ def test_a_correct_consumer_passes_a_short_run(tmp_path):
 
 def test_encodings_side_by_side_print_each_output_whole(tmp_path):
     import subprocess
-    import sys
 
-    from tests.conftest import ROOT
+    from tests.conftest import CLI, ROOT
     from ticdc_contract.protocols import ENCODINGS
 
     def fuzz(consumer: str, run: str, *more: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "ticdc_conformance", "fuzz", "--consumer", consumer, "--protocol",
-                               "all", "--examples", "2", "--seed", "5", "--jobs", "2", "--work", str(tmp_path / run),
+        return subprocess.run([*CLI, "fuzz", "--consumer", consumer, "--protocol", "all", "--examples", "2",
+                               "--seed", "5", "--jobs", "2", "--work", str(tmp_path / run),
                                "--regressions", str(tmp_path / run / "r"), *more],
                               capture_output=True, text=True, cwd=ROOT)
 

@@ -44,13 +44,13 @@ class SparkConsumer(ConsumerAdapter):
                           "python:MODULE:CLASS or a record-file program (docs/consumer-modes.md)")
         self._spark, self._master, self._started = spark, master, False
 
-    def session(self, stream: Optional[Stream] = None) -> Any:
+    def session(self, stream: Stream) -> Any:
         """The session, started at the first call; the first stream's size chooses the JVM's
         compiler (consumers/spark/job.py session_options)."""
         if self._spark is None:
             from ticdc_conformance.consumers.spark.job import spark_session
 
-            records = stream.manifest.get("records") if stream is not None else None
+            records = stream.manifest.get("records")
             self._spark = spark_session(self._master, records=records if isinstance(records, int) else None)
             self._started = True
         return self._spark
