@@ -49,8 +49,8 @@ def read_ndjson(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().split("\n") if line.strip()]
 
 
-def write_ndjson(path: Path, items: list[dict]) -> None:
-    path.write_text("".join(dump(item) + "\n" for item in items))
+def write_ndjson(path: Path, items: list[dict], writer: Callable[[object], str] = dump) -> None:
+    path.write_text("".join(writer(item) + "\n" for item in items))
 
 
 def split_table_file(path: Path) -> tuple[str, str]:
@@ -70,11 +70,12 @@ def history(out: Path) -> History:
     return hist
 
 
-def rewrite_rows(out: Path, rewrite: RowRewrite) -> None:
+def rewrite_rows(out: Path, rewrite: RowRewrite, writer: Callable[[object], str] = dump) -> None:
     """Passes every row image the consumer wrote through `rewrite`, with the column types in force
     when that image was written: final/ with the types at the end, a states/ line with those at its
     `from` checkpoint, an applied.ndjson row with those after the DDL before it. The Parquet copies
-    are removed rather than left disagreeing (the check reads the NDJSON files)."""
+    are removed rather than left disagreeing (the check reads the NDJSON files). `writer` prints
+    each line (one JSON object) as this consumer's JSON library does."""
     hist = history(out)
     applied = out / "applied.ndjson"
     if applied.exists():
@@ -88,21 +89,22 @@ def rewrite_rows(out: Path, rewrite: RowRewrite) -> None:
                     for side in ("before", "after"):
                         if row.get(side) is not None:
                             row[side] = rewrite(row["schema"], row["table"], row[side], running.tables)
-        write_ndjson(applied, entries)
+        write_ndjson(applied, entries, writer)
     for path in sorted((out / "states").glob("*.ndjson")) if (out / "states").is_dir() else []:
         schema, table = split_table_file(path)
         lines = read_ndjson(path)
         for line in lines:
             line["row"] = rewrite(schema, table, line["row"], hist.at(line["from"]))
-        write_ndjson(path, lines)
+        write_ndjson(path, lines, writer)
     for path in sorted((out / "final").glob("*.ndjson")):
         schema, table = split_table_file(path)
-        write_ndjson(path, [rewrite(schema, table, row, hist.tables) for row in read_ndjson(path)])
+        write_ndjson(path, [rewrite(schema, table, row, hist.tables) for row in read_ndjson(path)], writer)
     for name in PARQUET_COPIES:
         (out / name).unlink(missing_ok=True)
 
 
-def rewrite_columns(out: Path, types: set[str], convert: Callable[[object, object], object]) -> None:
+def rewrite_columns(out: Path, types: set[str], convert: Callable[[object, object], object],
+                    writer: Callable[[object], str] = dump) -> None:
     """Rewrites the non-null values of every column whose declared type is in `types`:
     `convert(value, column_type)`."""
     def rewrite(schema: str, table: str, row: dict, tables: Tables) -> dict:
@@ -113,12 +115,14 @@ def rewrite_columns(out: Path, types: set[str], convert: Callable[[object, objec
                 value = convert(value, column_type)
             result[column] = value
         return result
-    rewrite_rows(out, rewrite)
+    rewrite_rows(out, rewrite, writer)
 
 
-def run_rewriting(types: set[str], converter: Callable[[dict], Callable[[object, object], object]]) -> None:
+def run_rewriting(types: set[str], converter: Callable[[dict], Callable[[object, object], object]],
+                  writer: Callable[[object], str] = dump) -> None:
     """The whole program of a consumer that differs from the reference one in how it prints the
-    columns of `types`: `converter(manifest)` gives the `convert(value, column_type)` it prints with."""
+    columns of `types`: `converter(manifest)` gives the `convert(value, column_type)` it prints with,
+    `writer` the JSON library's print of a line."""
     args = arguments()
     consume(args)
-    rewrite_columns(args.out, types, converter(manifest(args)))
+    rewrite_columns(args.out, types, converter(manifest(args)), writer)

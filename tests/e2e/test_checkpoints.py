@@ -228,6 +228,9 @@ MALFORMED_LOG = [
     ('[1]', "a JSON list, not an object"),
     ('{"kind":"checkpoint"}', 'checkpoint without an integer "ts"'),
     ('{"kind":"checkpoint","ts":"abc"}', 'checkpoint without an integer "ts"'),
+    # JSON integers have no bound and are read whole: one beyond the TSOs is named, not a crash.
+    ('{"kind":"checkpoint","ts":123456789012345678901234567890}', '"ts" is beyond the TSOs'),
+    ('{"kind":"checkpoint","ts":9223372036854775808}', '"ts" is beyond the TSOs'),
     ('{"kind":"txn","commit_ts":"x","rows":[]}', '"commit_ts" is neither an integer nor null'),
     ('{"kind":"txn","commit_ts":true,"rows":[]}', '"commit_ts" is neither an integer nor null'),
     ('{"kind":"txn","commit_ts":5,"rows":5}', 'txn without a "rows" list'),
@@ -256,7 +259,9 @@ def test_a_malformed_applied_log_line_is_named_not_a_crash(tmp_path, smoke_case,
 
 
 @pytest.mark.parametrize("line", ['{"from":1,"to":"2","row":{}}', '{"from":1.5,"to":null,"row":{}}',
-                                  '{"from":1,"to":null,"row":[]}', '7', '{"from":1,"row":{}}'])
+                                  '{"from":1,"to":null,"row":[]}', '7', '{"from":1,"row":{}}',
+                                  '{"from":1,"to":123456789012345678901234567890,"row":{}}',
+                                  '{"from":-9223372036854775809,"to":null,"row":{}}', '{"from":1,"to":NaN,"row":{}}'])
 def test_a_malformed_state_line_is_named_not_a_crash(tmp_path, smoke_case, line):
     out = tmp_path / "consumer"
     shutil.copytree(smoke_case / "consumer", out)

@@ -207,6 +207,26 @@ def test_the_reference_consumer_passes_the_no_extension_tie(tmp_path, protocol, 
     assert_conformant(result)
 
 
+@pytest.mark.parametrize("encoding", ["canal-json", "open-protocol", "simple-json"])  # Debezium's DECIMAL is a double
+def test_a_decimal_printed_as_a_number_with_every_digit_is_accepted(tmp_path, encoding):
+    # JSON numbers have no fixed precision: 99999999999999.999999 printed as a number (simplejson's
+    # Decimal, Jackson's BigDecimal) is upstream's DECIMAL(20,6), though no float64 holds it.
+    result = run(tmp_path, "--scenario", "smoke", "--protocol", encoding, "--consumer", consumer("decimal_numbers"))
+    assert_conformant(result)
+    [final] = [p for p in result.work.rglob("final/smoke.orders.ndjson") if "truth" not in p.parts]
+    amounts = [re.search(rb'"amount":(-?[0-9.]+)[,}]', line) for line in final.read_bytes().splitlines()]
+    assert amounts and all(amounts), final.read_text()[:500]  # numbers, not strings
+    assert any(len(m.group(1).lstrip(b"-").replace(b".", b"")) > 17 for m in amounts), amounts
+
+
+@pytest.mark.rules("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1")
+def test_a_decimal_read_into_a_float64_is_still_caught(tmp_path):
+    result = run(tmp_path, "--scenario", "smoke", "--protocol", "canal-json", "--consumer", consumer("decimal_as_double"))
+    assert result.code == 1 and result.outcomes() == ["NOT conformant"], result
+    rounded = [f for f in result.findings() if f["rule"] in ("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1")]
+    assert rounded and all(set(f["diff"]) <= {"root['amount']", "root['balance']"} for f in rounded), rounded
+
+
 @pytest.mark.rules("CONSUMER-STATE-1")
 def test_a_float_widened_to_float64_is_still_caught(tmp_path):
     result = run(tmp_path, "--scenario", "types", "--protocol", "canal-json", "--consumer", consumer("widens_float"))

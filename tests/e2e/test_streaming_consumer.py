@@ -122,6 +122,14 @@ def test_a_consumer_that_hangs_is_killed_at_the_deadline(tmp_path):
     assert "no line within 3s (--consumer-timeout) while waiting for the answer to sync id 1" in result.error
 
 
+def test_a_class_answering_with_decimals_is_read_with_every_digit(tmp_path):
+    result = _run(tmp_path, "python:tests.conformance.consumers.streaming.decimal_values:DecimalValues",
+                  schedule="random:seed=4,batch=1-8,restarts=2,restart=crash")
+    assert result.outcome == "conformant", result.render()
+    final = (result.case / "consumer" / "final" / "smoke.orders.ndjson").read_bytes()
+    assert b'"amount":99999999999999.999999' in final or b'"amount":-99999999999999.999999' in final, final[:400]
+
+
 def test_a_class_that_raises_is_an_error_with_its_traceback_in_the_log(tmp_path):
     result = _run(tmp_path, "python:tests.conformance.consumers.streaming.faulty:NotJson")
     assert result.outcome == "consumer error"

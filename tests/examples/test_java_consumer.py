@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -71,9 +72,9 @@ def jar() -> Path:
     return build_jar()
 
 
-def run(tmp_path: Path, jar: Path, scenario: str, *args: str) -> Run:
+def run(tmp_path: Path, jar: Path, scenario: str, *args: str, java: str = "java") -> Run:
     report = tmp_path / "report"
-    proc = subprocess.run(CLI + ["run", "--scenario", scenario, "--consumer", f"cmd:java -jar {jar}",
+    proc = subprocess.run(CLI + ["run", "--scenario", scenario, "--consumer", f"cmd:{java} -jar {jar}",
                                  "--work", str(tmp_path / "work"), "--report", str(report), *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=1800)
     return Run(proc, report)
@@ -285,6 +286,18 @@ def test_restarts_are_conformant(jar: Path, tmp_path: Path) -> None:
     result = run(tmp_path, jar, "smoke", "--protocol", "simple-json", "--schedule", "random:seed=7,restarts=3,restart=mixed")
     assert_conformant(result)
     assert result.starts() == 4, result
+
+
+def test_decimals_printed_as_numbers_with_every_digit_are_conformant(jar: Path, tmp_path: Path) -> None:
+    """-Dticdc.decimal=number: every DECIMAL a JSON number, as Jackson prints a BigDecimal. smoke's
+    DECIMAL(20,6) values hold up to 20 digits, beyond a float64's 15-17; kept across restarts too."""
+    result = run(tmp_path, jar, "smoke", "--protocol", "simple-json", "--schedule",
+                 "random:seed=2,restarts=2,restart=crash", java="java -Dticdc.decimal=number")
+    assert_conformant(result)
+    [final] = [p for p in (tmp_path / "work").rglob("final/smoke.orders.ndjson") if "truth" not in p.parts]
+    amounts = [re.search(rb'"amount":(-?[0-9.E+-]+)[,}]', line) for line in final.read_bytes().splitlines()]
+    assert amounts and all(amounts), final.read_text()[:500]  # numbers, not strings
+    assert any(len(m.group(1).lstrip(b"-").replace(b".", b"")) > 17 for m in amounts), amounts
 
 
 @pytest.mark.slow

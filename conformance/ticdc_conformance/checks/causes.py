@@ -22,6 +22,7 @@ from typing import Optional
 import orjson
 
 from ticdc_conformance.findings.finding import APPLIED_TWICE, Finding
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_contract.model import TableSchema
 
 from .upstream_history import Gone, RowQuestions, TableFates, ddl_words
@@ -30,7 +31,7 @@ FIRST_KEYS_NAMED = 3
 
 
 def _json(v) -> str:
-    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+    return exact_json.dumps(v, orjson.OPT_SORT_KEYS).decode()
 
 
 def is_surplus(f: Finding) -> bool:
@@ -41,7 +42,7 @@ def is_surplus(f: Finding) -> bool:
 
 def ask(questions: RowQuestions, f: Finding, bound: float = float("inf")) -> int:
     """A question for the surplus finding `f`: what last happened upstream to its key (or image)."""
-    image = orjson.dumps(f.actual, option=orjson.OPT_SORT_KEYS) if f.rule == "CONSUMER-DEDUP-1" else None
+    image = exact_json.dumps(f.actual, orjson.OPT_SORT_KEYS) if f.rule == "CONSUMER-DEDUP-1" else None
     return questions.ask(f.table, f.key, f.actual, bound, image)
 
 

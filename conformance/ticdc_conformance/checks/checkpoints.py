@@ -36,8 +36,9 @@ import orjson
 
 from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
 from ticdc_conformance.findings.finding import Finding
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_conformance.protocols.common.projection import projection_options
-from ticdc_conformance.protocols.common.wire import compact
+from ticdc_conformance.protocols.common.wire import compact, is_json_int64
 from ticdc_conformance.protocols.common.wire import is_json_int as _is_int
 from ticdc_conformance.young_collections import fewer_young_collections
 from ticdc_contract.model import DDL, Op, TableSchema, Transaction
@@ -153,13 +154,15 @@ class _States:
                 if line.isspace():  # what strip() would leave empty, told without a copy of every line
                     continue
                 try:
-                    doc = orjson.loads(line)
+                    doc = exact_json.loads(line)
                     frm, upto, row = doc["from"], doc["to"], doc["row"]
-                    # orjson makes JSON integers exactly int (true and false bool): _is_int by type alone
+                    # JSON integers are read as int (true and false as bool): _is_int by type alone
                     if type(frm) is not int or not (upto is None or type(upto) is int) or type(row) is not dict:
                         raise ValueError('"from" an integer, "to" an integer or null, "row" an object')
+                    if not is_json_int64(frm) or not (upto is None or is_json_int64(upto)):
+                        raise ValueError('"from" and "to" name checkpoints, which are below 2^63')
                     yield table, frm, upto, comparable(row, hidden)
-                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+                except (KeyError, TypeError, ValueError) as e:  # NotJSON is a ValueError
                     raise ConsumerOutputError(f"states/{path.name} line {n}: not a state line ({e})",
                                               _qualified(name)) from None
 
@@ -185,7 +188,7 @@ class _States:
                 as_it_is = forms.as_it_is_test(name) if forms is not None else None
             if as_it_is is not None and not as_it_is(image):
                 assert forms is not None  # as_it_is is made from it
-                row = orjson.loads(image)
+                row = exact_json.loads(image)
                 normalised = forms.state_row(name, row, image)
                 # The same object back: nothing restated (the image of `row` is `image`).
                 image = image if normalised is row else compact(comparable(normalised, frozenset()))
@@ -258,7 +261,7 @@ def _qualified(name: Name) -> str:
 
 
 def _key_list(key: bytes) -> Optional[list]:
-    return orjson.loads(key) if key.startswith(b"[") else None
+    return exact_json.loads(key) if key.startswith(b"[") else None
 
 
 # Two counts of positive integers are equal when they are equal dicts (a Counter's own == is a
@@ -282,7 +285,10 @@ def entry_problem(entry) -> Optional[str]:
         return f"a JSON {type(entry).__name__}, not an object"
     kind = entry.get("kind")
     if kind == "checkpoint":
-        return None if _is_int(entry.get("ts")) else f'checkpoint without an integer "ts": {entry.get("ts")!r}'
+        ts = entry.get("ts")
+        if not _is_int(ts):
+            return f'checkpoint without an integer "ts": {ts!r}'
+        return None if is_json_int64(ts) else f'checkpoint whose "ts" is beyond the TSOs, which are below 2^63: {ts}'
     if kind not in ("txn", "ddl"):
         return None
     ts = entry.get("commit_ts", "absent")
@@ -391,8 +397,8 @@ class CheckpointCheck:
             for n, line in enumerate(f, 1):
                 if not line.isspace():
                     try:
-                        entry = orjson.loads(line)
-                    except orjson.JSONDecodeError as e:
+                        entry = exact_json.loads(line)
+                    except exact_json.NotJSON as e:
                         raise ConsumerOutputError(f"applied.ndjson line {n}: {e}") from None
                     problem = entry_problem(entry)
                     if problem:
@@ -615,7 +621,7 @@ class CheckpointCheck:
             if gone is None or not gone.handle_key:
                 return _no_key
             handle = gone.handle_key
-            return lambda image: orjson.dumps([image.get(c) for c in handle])
+            return lambda image: exact_json.dumps([image.get(c) for c in handle])
         hit = self._keys.get(name)
         if hit is None or hit[0] is not schema:
             hit = self._keys[name] = (schema, self._key_function(name))
@@ -626,7 +632,7 @@ class CheckpointCheck:
         made once per version, as the views and forms it reads are."""
         values = self.forms.key_reader(name)  # a key 1.0 is the key 1
         if values is not None:  # the key truth.key_of makes of the key columns
-            return lambda image: orjson.dumps(values(image))
+            return lambda image: exact_json.dumps(values(image))
         truth, forms = self.truth, self.forms
         return lambda image: truth.key_of(name, forms.key_row(name, image))
 
@@ -652,7 +658,7 @@ class CheckpointCheck:
         # In order: the rows of a table come out in one order whatever the hash seed, and a finding
         # that names the first of them (CONSUMER-COLUMN-1, a table upstream does not hold) names the same.
         for (name, image), diff in sorted(differing):
-            by_table[name][0 if diff > 0 else 1].extend([orjson.loads(image)] * abs(diff))
+            by_table[name][0 if diff > 0 else 1].extend([exact_json.loads(image)] * abs(diff))
         self.divergence.append((w, self.off_rows))
         for name in sorted(by_table):
             expected, actual = by_table[name]
@@ -667,7 +673,7 @@ class CheckpointCheck:
                                   once=("column", name, column), checkpoint=w, actual=f.actual)
             for f in compare_table(view, expected, actual):
                 self.findings.add("CONSUMER-CHECKPOINT-1", f.table, f.key, f"at checkpoint {w}: {f.message}", f.diff,
-                                  once=(name, orjson.dumps(f.key) if f.key is not None else f.message),
+                                  once=(name, exact_json.dumps(f.key) if f.key is not None else f.message),
                                   checkpoint=w, expected=f.expected, actual=f.actual)
         if len(self.findings.items) > listed:  # kept for the checkpoints whose findings are listed only
             self.since_at[w] = self.since.text()

@@ -16,6 +16,7 @@ import orjson
 
 from ticdc_conformance.consumers.output import final_file_name
 from ticdc_conformance.findings.finding import APPLIED_TWICE, Finding, row_diff
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_conformance.protocols.common.wire import Malformed, json_object
 from ticdc_contract.canonical import key_order_token
 from ticdc_contract.model import TableSchema
@@ -62,12 +63,14 @@ class UnreadableRows(ValueError):
 
 
 def read_consumer_rows(path: Path) -> list[dict[str, Any]]:
-    """A consumer's final/ file, each line checked: its output is input the suite does not control."""
+    """A consumer's final/ file, each line checked: its output is input the suite does not control.
+    Its numbers keep every digit they were written with (exact_json)."""
     if not path.exists():
         return []
     with open(path, "rb") as f:
         try:
-            return [json_object(line, f"final/{path.name} line {n}") for n, line in enumerate(f, 1) if line.strip()]
+            return [json_object(line, f"final/{path.name} line {n}", exact=True)
+                    for n, line in enumerate(f, 1) if line.strip()]
         except Malformed as e:
             raise UnreadableRows(e.reason) from None
 
@@ -78,7 +81,7 @@ def compare_rows_as_multiset(name: str, expected: list[dict], actual: list[dict]
     def count(rows):
         c: dict[bytes, int] = {}
         for r in rows:
-            k = orjson.dumps(r, option=orjson.OPT_SORT_KEYS)
+            k = exact_json.dumps(r, orjson.OPT_SORT_KEYS)
             c[k] = c.get(k, 0) + 1
         return c
 
@@ -86,7 +89,7 @@ def compare_rows_as_multiset(name: str, expected: list[dict], actual: list[dict]
     findings = []
     for k in sorted(e.keys() | a.keys()):
         diff = a.get(k, 0) - e.get(k, 0)
-        row = orjson.loads(k)
+        row = exact_json.loads(k)
         if diff < 0:
             findings.append(Finding("CONSUMER-STATE-1", name, None,
                                     f"{-diff} row(s) missing from the consumer's table: {k.decode()}", expected=row))

@@ -13,6 +13,7 @@ from typing import Callable, Optional
 import orjson
 
 from ticdc_conformance.protocols import protocol as protocol_spec
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_conformance.protocols.common.wire import compact
 from ticdc_contract.canonical import row_to_json
 from ticdc_contract.model import DDL, Op, Row, TableSchema, Transaction
@@ -43,12 +44,13 @@ def unjudged_by_table(truth_dir: Path, options: dict) -> dict[Name, frozenset[st
 
 
 def comparable(row: dict, hidden: frozenset[str]) -> bytes:
-    """The row's image as the tables of both sides count it, sorted keys and `hidden` left out, in
-    orjson's buffer: one that is kept (a held row's, a state line's until its `to`) is kept as a
-    copy of its own size (wire.compact); a state line's image read in is copied into a batch."""
+    """The row's image as the tables of both sides count it, sorted keys and `hidden` left out,
+    every number with the digits it was read with (exact_json), in orjson's buffer: one that is
+    kept (a held row's, a state line's until its `to`) is kept as a copy of its own size
+    (wire.compact); a state line's image read in is copied into a batch."""
     if not hidden:  # most tables: nothing to leave out
-        return orjson.dumps(row, option=_SORTED)
-    return orjson.dumps({k: v for k, v in row.items() if k not in hidden}, option=_SORTED)
+        return exact_json.dumps(row, _SORTED)
+    return exact_json.dumps({k: v for k, v in row.items() if k not in hidden}, _SORTED)
 
 
 def bump_count(counts: Counter, image: bytes, delta: int) -> None:
@@ -167,7 +169,7 @@ class ProjectedTruth(TableStates):
         """The row's key as the consumer's messages name it (the whole image in a key-less table)."""
         handle = self.view(name).handle_key
         if handle:
-            return orjson.dumps([row.get(c) for c in handle])
+            return exact_json.dumps([row.get(c) for c in handle])
         return comparable(row, self.hidden.get(name, frozenset()))
 
     def _event_key(self, name: Name, entry: Optional[tuple[Row, dict, bytes]], handle: tuple[str, ...]) -> bytes:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable, Iterable, Optional
 
+from ticdc_conformance.protocols.common.exact_json import ExactNumber
 from ticdc_conformance.protocols.common.wire import is_json_int
 from ticdc_contract.canonical import key_order_token, row_to_json, value_from_json
 from ticdc_contract.model import Column, TableSchema
@@ -46,9 +47,15 @@ _EXACT_INTEGERS = 2**53  # beyond it a double stands for more than one integer
 
 
 def as_integer(value: Any) -> Any:
-    """A JSON integer, or a double with an integral value that names one integer only; else NOT."""
+    """A JSON integer, or a number with an integral value that names one integer only (a double
+    up to 2^53, or a number read with all its digits); else NOT."""
     if is_json_int(value):
         return value
+    if type(value) is ExactNumber:
+        exact = Decimal(value.text)
+        # Beyond 10^20 no integer column holds it (and 1e999999999 would be a billion digits).
+        whole = exact.is_finite() and exact.adjusted() <= 20 and exact == exact.to_integral_value()
+        return int(exact) if whole else NOT
     if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_INTEGERS:
         return int(value)
     return NOT
@@ -103,6 +110,10 @@ def _decimal(t: TiDBType, value: Any) -> Any:
         d = Decimal(value)
     elif is_json_int(value):
         d = Decimal(value)
+    elif type(value) is ExactNumber:  # every digit the consumer printed (protocols/common/exact_json.py)
+        d = Decimal(value.text)
+        if not d.is_finite():
+            return NOT
     elif isinstance(value, float) and math.isfinite(value):
         d = Decimal(repr(value))  # the digits the writer printed, not the binary expansion
     else:

@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 import orjson
 
+from ticdc_conformance.protocols.common import exact_json
+
 ABSENT_TEXT = "<absent>"
 # The words of a CONSUMER-DEDUP-1 finding whose cause is known from the consumer's table alone (the
 # same image twice); checks/causes.py looks up the history for the others.
@@ -123,7 +125,7 @@ def _quoted(r) -> str:
 
 
 def _json(v: Any) -> str:
-    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+    return exact_json.dumps(v, orjson.OPT_SORT_KEYS).decode()
 
 
 def _value(v: Any) -> str:

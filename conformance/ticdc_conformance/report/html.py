@@ -25,6 +25,7 @@ from ticdc_conformance.findings.outcome import (
     NOTHING_JUDGED,
     STALE_EXPECTED_FAILURES,
 )
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_conformance.runner import EncodingResult
 
 from .checks import EXPECTED, FAILED, PASSED, Check, RunChecks
@@ -51,7 +52,7 @@ def anchor(check_id: str) -> str:
 
 
 def _text(v: Any) -> str:
-    return v if v == ABSENT_TEXT else orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+    return v if v == ABSENT_TEXT else exact_json.dumps(v, orjson.OPT_SORT_KEYS).decode()
 
 
 def _short(text: str, chars: int = EXAMPLE_CHARS) -> str:

@@ -21,6 +21,8 @@ from typing import IO, Any, Callable, Optional
 
 import orjson
 
+from ticdc_conformance.protocols.common import exact_json
+
 from .interface import Capabilities, ConsumerAdapter, ConsumerRun, RunOptions, Stream
 from .session import run_session
 from .session_endpoint import AnswerTimeout, Endpoint, Launcher, SessionError
@@ -65,7 +67,7 @@ class ObjectEndpoint(Endpoint):
             for message in messages:
                 try:
                     for answer in self.obj.handle(message) or ():
-                        answers.append(orjson.dumps(answer))
+                        answers.append(exact_json.dumps(answer))  # a Decimal as a number with its digits
                 except orjson.JSONEncodeError as e:
                     box.put((None, f"handle() answered {_describe(message)} with a line that is not JSON: {e}",
                              traceback.format_exc()))

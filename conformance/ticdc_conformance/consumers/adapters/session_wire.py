@@ -13,12 +13,12 @@ from __future__ import annotations
 import base64
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any, Optional
 
 import orjson
 
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_contract.record import KafkaRecord
 
 PROTOCOL_VERSION = 1
@@ -49,35 +49,17 @@ def shown(text: "bytes | str") -> str:
 
 
 def parse_line(raw: bytes) -> dict:
-    """A consumer line as a JSON object, checked against the schema; LineError says why not."""
+    """A consumer line as a JSON object, checked against the schema; LineError says why not. Its
+    numbers keep every digit they were written with (exact_json: a DECIMAL printed as a number,
+    an integer beyond 64 bits), which orjson would round to a float64."""
     try:
-        # orjson reads an integer beyond 64 bits as a float, losing digits: such lines go the exact way.
-        obj = _parse_wide(raw, None) if _LONG_DIGITS.search(raw) else orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        obj = _parse_wide(raw, e)
+        obj = exact_json.loads(raw)
+    except exact_json.NotJSON as e:
+        raise LineError(f"not JSON: {e}") from None
     reason = line_problem(obj)
     if reason is not None:
         raise LineError(reason)
     return obj
-
-
-# A number of 20 digits or more (2**64 has 20) where a JSON value starts; a string that merely
-# looks so only takes the slower reader.
-_LONG_DIGITS = re.compile(rb"[:,\[]\s*-?[0-9]{20}")
-
-
-def _parse_wide(raw: bytes, error: Optional[Exception]) -> Any:
-    """orjson stops at integers beyond 64 bits, which JSON allows; Python's reader takes those
-    (and refuses NaN and Infinity, which JSON does not allow)."""
-    def refuse(name: str) -> Any:
-        raise LineError(f"not JSON: {name} is no JSON value")
-
-    try:
-        return json.loads(raw, parse_constant=refuse)
-    except LineError:
-        raise
-    except (ValueError, UnicodeDecodeError):
-        raise LineError(f"not JSON: {error or 'not a JSON text'}") from None
 
 
 # --- the schema, transcribed -------------------------------------------------------------------
@@ -189,16 +171,13 @@ _DEEP = {READY: _ready, TXN: _txn, COMMITTED: _committed}
 
 # --- what the suite writes ---------------------------------------------------------------------
 def dumps(obj: Any, sort_keys: bool = False) -> bytes:
-    """Compact JSON of a parsed line or row; Python's writer where orjson stops (integers beyond 64 bits)."""
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS if sort_keys else 0)
-    except TypeError:
-        return json.dumps(obj, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False).encode()
+    """Compact JSON of a parsed line or row, every number with the digits it was read with."""
+    return exact_json.dumps(obj, orjson.OPT_SORT_KEYS if sort_keys else 0)
 
 
 def loads(raw: bytes) -> Any:
     """A line the session already checked, read again (from its journal)."""
-    return json.loads(raw) if _LONG_DIGITS.search(raw) else orjson.loads(raw)
+    return exact_json.loads(raw)
 
 
 def record_message(record: KafkaRecord) -> dict:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, TypeGuard, overlo
 import orjson
 
 from ticdc_conformance.errors import DecodeError
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_contract.record import KafkaRecord
 
 
@@ -55,11 +56,18 @@ def is_json_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def json_object(data: bytes, what: str) -> dict[str, Any]:
-    """The JSON object `data` holds; `what` names the part of the message in the reason."""
+def is_json_int64(value: Any) -> TypeGuard[int]:
+    """A JSON integer a signed 64-bit field holds (a TSO, a SQLite INTEGER): JSON integers have no
+    bound, and a reader that keeps every digit (exact_json.py) gives back any length."""
+    return is_json_int(value) and -(2**63) <= value < 2**63
+
+
+def json_object(data: bytes, what: str, exact: bool = False) -> dict[str, Any]:
+    """The JSON object `data` holds; `what` names the part of the message in the reason. `exact`:
+    its numbers with every digit they were written with (exact_json: a consumer's output)."""
     try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
+        obj = exact_json.loads(data) if exact else orjson.loads(data)
+    except (orjson.JSONDecodeError, exact_json.NotJSON) as e:
         raise Malformed(f"{what}: not JSON ({e})") from None
     if not isinstance(obj, dict):
         raise Malformed(f"{what}: must be a JSON object, got {type(obj).__name__}")

@@ -29,10 +29,14 @@ import java.util.Map;
  * stopped or killed and started again from the offsets it committed.
  */
 public final class Main {
-    /** Large values (MEDIUMBLOB as base64) are legitimate: no length limit on strings. */
+    /**
+     * Large values (MEDIUMBLOB as base64) are legitimate: no length limit on strings. A number with a
+     * fraction is read as a BigDecimal, so a DECIMAL kept in state_dir as a number keeps its digits.
+     */
     static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build())
-            .build()).configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+            .build()).configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+            .configure(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS, true);
     private static final BufferedWriter OUT = new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8));
     private static final String STATE_FILE = "java-consumer-state.json";
 

@@ -2,12 +2,14 @@ package ticdc.consumer;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BigIntegerNode;
+import com.fasterxml.jackson.databind.node.DecimalNode;
 import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -22,6 +24,11 @@ import java.util.Locale;
 final class Values {
     private static final BigInteger LONG_MIN = BigInteger.valueOf(Long.MIN_VALUE);
     private static final BigInteger LONG_MAX = BigInteger.valueOf(Long.MAX_VALUE);
+    /**
+     * -Dticdc.decimal=number prints a DECIMAL as a JSON number (Jackson's BigDecimal, every digit kept)
+     * instead of a string: JSON numbers have no fixed precision, so both are the exact value.
+     */
+    private static final boolean DECIMAL_AS_NUMBER = "number".equals(System.getProperty("ticdc.decimal"));
 
     private Values() {
     }
@@ -43,8 +50,8 @@ final class Values {
                     // read as a double they print back as the same value, never widened
                     return DoubleNode.valueOf(v.isNumber() ? v.doubleValue() : Double.parseDouble(v.asText()));
                 case "decimal":
-                    // a string with exactly the column's scale, as TiDB prints it
-                    return TextNode.valueOf(v.isNumber() ? v.decimalValue().toPlainString() : v.asText());
+                    // a string with exactly the column's scale, as TiDB prints it (or that value as a number)
+                    return decimal(v.isNumber() ? v.decimalValue().toPlainString() : v.asText());
                 case "enum":
                     return enumName(dataType, v);
                 case "set":
@@ -61,6 +68,10 @@ final class Values {
         } catch (NumberFormatException e) {
             throw new ConsumerException("column " + column + " (" + type + "): value " + v + " is no number");
         }
+    }
+
+    static JsonNode decimal(String text) {
+        return DECIMAL_AS_NUMBER ? DecimalNode.valueOf(new BigDecimal(text)) : TextNode.valueOf(text);
     }
 
     static JsonNode integer(BigInteger n) {
@@ -119,7 +130,7 @@ final class Values {
             case "float": case "double":
                 return DoubleNode.valueOf(0.0);
             case "decimal":
-                return TextNode.valueOf("0" + fraction);
+                return decimal("0" + fraction);
             case "date":
                 return TextNode.valueOf("0000-00-00");
             case "datetime": case "timestamp":
