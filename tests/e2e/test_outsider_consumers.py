@@ -236,6 +236,15 @@ def test_a_float_widened_to_float64_is_still_caught(tmp_path):
     assert widened, result
 
 
+@pytest.mark.parametrize("encoding", ["canal-json", "simple-json", "open-protocol"])
+def test_iso_8601_datetimes_and_utc_instants_are_accepted(tmp_path, encoding):
+    result = run(tmp_path, "--scenario", "types", "--protocol", encoding, "--time-zone", "Asia/Shanghai",
+                 "--consumer", consumer("iso_temporal"))
+    assert_conformant(result)
+    printed = [v for r in result.final_rows("types.t2") for v in r.values() if isinstance(v, str)]
+    assert any(v.endswith("Z") for v in printed) and any("T" in v and not v.endswith("Z") for v in printed), printed
+
+
 @pytest.mark.rules("CONSUMER-STATE-1")
 def test_a_timestamp_written_in_utc_in_a_shanghai_run_is_still_caught(tmp_path):
     result = run(tmp_path, "--scenario", "types", "--protocol", "canal-json", "--time-zone", "Asia/Shanghai",

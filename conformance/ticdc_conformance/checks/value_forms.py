@@ -28,8 +28,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable, Iterable, Optional
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ticdc_conformance.protocols.common.exact_json import ExactNumber
 from ticdc_conformance.protocols.common.wire import is_json_int
@@ -127,28 +129,49 @@ def _decimal(t: TiDBType, value: Any) -> Any:
     return format(abs(printed) if printed == 0 else printed, "f")
 
 
-_FRACTION = r"(?:\.(\d+))?"
+# TiDB's print, or ISO 8601's (a T between date and time: Java's LocalDateTime, Jackson's
+# JavaTimeModule); a TIMESTAMP may also carry the offset of the instant it prints (Z or ±hh:mm: Go's
+# time.Time, Java's Instant and OffsetDateTime). A DATETIME is a wall clock of no zone: it may carry
+# a Z only, as Go's time.Time prints one it read in UTC, and is then that same wall clock.
+_DATE, _CLOCK, _FRACTION = r"(?P<date>\d{4}-\d{2}-\d{2})", r"(?P<clock>\d{2}:\d{2}:\d{2})", r"(?:\.(?P<fraction>\d+))?"
 _TEMPORAL_TEXT = {
-    "date": re.compile(r"(\d{4}-\d{2}-\d{2})()", re.ASCII),
-    "datetime": re.compile(r"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})" + _FRACTION, re.ASCII),
-    "timestamp": re.compile(r"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})" + _FRACTION, re.ASCII),
-    "time": re.compile(r"(-?\d{2,3}:\d{2}:\d{2})" + _FRACTION, re.ASCII),
+    "date": re.compile(_DATE, re.ASCII),
+    "datetime": re.compile(_DATE + "[ T]" + _CLOCK + _FRACTION + "Z?", re.ASCII),
+    "timestamp": re.compile(_DATE + "[ T]" + _CLOCK + _FRACTION + r"(?P<offset>Z|[+-]\d{2}:\d{2})?", re.ASCII),
+    "time": re.compile(r"(?P<clock>-?\d{2,3}:\d{2}:\d{2})" + _FRACTION, re.ASCII),
 }
 
 
-def _temporal(t: TiDBType, value: Any) -> Any:
+def _temporal(t: TiDBType, value: Any, zone: str = "UTC") -> Any:
     """TiDB's print with exactly the column's fsp digits, from a print with any number of fraction
-    digits whose digits beyond the fsp are zero (the protocol's 3 or 6, none for a zero fraction)."""
+    digits whose digits beyond the fsp are zero (the protocol's 3 or 6, none for a zero fraction);
+    a TIMESTAMP with an offset is the instant's print in `zone`, the changefeed's time-zone."""
     pattern = _TEMPORAL_TEXT.get(t.base)
     if pattern is None or not isinstance(value, str):
         return NOT
     m = pattern.fullmatch(value)
     if m is None:
         return NOT
-    whole, fraction = m.group(1), m.group(2) or ""
+    parts = m.groupdict()
+    fraction = parts.get("fraction") or ""
     if fraction[t.fsp:].strip("0"):
         return NOT
+    whole = " ".join(p for p in (parts.get("date"), parts.get("clock")) if p)
+    if parts.get("offset"):
+        whole = _in_zone(whole, parts["offset"], zone)
+        if whole is NOT:
+            return NOT
     return whole + ("." + fraction[:t.fsp].ljust(t.fsp, "0") if t.fsp else "")
+
+
+def _in_zone(wall: str, offset: str, zone: str) -> Any:
+    """The wall clock `wall` at UTC `offset`, as the same instant's wall clock in `zone`."""
+    try:
+        at = datetime.strptime(wall, "%Y-%m-%d %H:%M:%S").replace(
+            tzinfo=timezone.utc if offset == "Z" else datetime.strptime(offset, "%z").tzinfo)
+        return at.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M:%S")
+    except (ValueError, OverflowError, ZoneInfoNotFoundError):  # no such instant (year 0, month 13), no such zone
+        return NOT
 
 
 def _members(t: TiDBType, value: Any) -> Any:
@@ -176,7 +199,8 @@ FORMS: dict[str, Form] = {
     "boolean": Form(_boolean, "BIT(1) as a JSON boolean"),
     "decimal": Form(_decimal, "a decimal string or number equal in value, any trailing zeros"),
     "fsp-digits": Form(_temporal, "TiDB's print with the column's fsp digits, or with zero digits added "
-                                  "or dropped beyond them"),
+                                  "or dropped beyond them; ISO 8601's T between date and time; a TIMESTAMP "
+                                  "with the offset of its instant (Z, ±hh:mm), a DATETIME with a Z"),
     "members": Form(_members, "the member names (a SET's in any order)"),
 }
 # Every protocol accepts these: a zero fraction digit and a decimal's trailing zeros say nothing
@@ -278,6 +302,9 @@ def column_forms(column: Column, protocol: str, options: dict) -> ColumnForms:
     shape = spec.number_form
     number_form = (lambda x: shape(t, x, options)) if shape is not None else float
     forms = tuple(FORMS[f] for f in accepted_forms(t, protocol, options))
+    if t.base == "timestamp":  # an instant with an offset is read in the changefeed's time-zone
+        zone = str(options.get("time-zone") or "UTC")
+        forms = tuple(Form(lambda t, v: _temporal(t, v, zone), f.what) if f.read is _temporal else f for f in forms)
     unwrap = spec.carried_as_upstream
     back = (lambda v: unwrap(t, v, options)) if unwrap is not None else (lambda v: v)
     return ColumnForms(column, carried_number(t, protocol, options), number_form, forms, project, back)

@@ -47,10 +47,20 @@ float a DECIMAL became). Where the suite knows no upstream row under the key (a 
 not hold, a table without a key) the form is read through the projection alone. *as carried*: the
 projection's own form only.
 
+Numbers are read with every digit they are written with (`protocols/common/exact_json.py`): JSON
+numbers have no fixed precision, so a DECIMAL printed as a number with all its digits (Jackson's
+BigDecimal, simplejson's Decimal, Go's json.Number) is its exact value, 3046274941999.9964 included,
+which no float64 holds; an integer beyond 64 bits stays whole. Temporal values may be spelled as
+ISO 8601 spells them (a T between date and time: Java's LocalDateTime), a TIMESTAMP as its
+instant with an offset (`2016-10-23T12:47:24.911Z`: Go's time.Time, Java's Instant), read in the
+changefeed's time-zone, and a DATETIME, a wall clock of no zone, with a Z as Go prints one it read
+in UTC (the same wall clock).
+
 Still findings: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries 0.1),
-a TIMESTAMP printed in another zone, a DECIMAL off in a digit, an ENUM name that is not upstream's
-member, a fraction digit beyond the carried precision that is not zero, a fractional number for an
-integer, a number for a text.
+a DECIMAL put through a float64 (3046274941999.9966 for 3046274941999.9964), a TIMESTAMP printed
+in another zone without its offset, a DATETIME with an offset other than Z, a DECIMAL
+off in a digit, an ENUM name that is not upstream's member, a fraction digit beyond the carried
+precision that is not zero, a fractional number for an integer, a number for a text.
 
 """
 

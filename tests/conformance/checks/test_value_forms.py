@@ -11,6 +11,7 @@ import base64
 import shutil
 import struct
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -106,6 +107,16 @@ def _spellings(t: TiDBType, value: Any) -> list:
         out = [whole + "." + fraction.ljust(6, "0")]
         if not fraction.strip("0"):
             out.append(whole)
+        if t.base != "time":  # ISO 8601's T (Java's LocalDateTime, Jackson's JavaTimeModule)
+            out.append(value.replace(" ", "T", 1))
+        if t.base == "datetime":  # the wall clock marked UTC, as Go's time.Time prints one it read in UTC
+            out.append(value.replace(" ", "T", 1) + "Z")
+        if t.base == "timestamp" and not value.startswith("0000"):
+            # The instant with its offset (Go's time.Time, Java's Instant): in UTC, and at the zone's own offset.
+            at = datetime.strptime(whole, "%Y-%m-%d %H:%M:%S").replace(tzinfo=ZoneInfo(ZONE))
+            tail = "." + fraction if fraction else ""
+            out.append(at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + tail + "Z")
+            out.append(at.strftime("%Y-%m-%dT%H:%M:%S") + tail + at.strftime("%z")[:3] + ":" + at.strftime("%z")[3:])
         return out
     if t.base == "decimal":
         # The digits as a string, and as a JSON number read as a consumer's output is (Jackson
@@ -132,6 +143,12 @@ def _spellings(t: TiDBType, value: Any) -> list:
                  id="bigint-as-float64"),
     pytest.param(123, TiDBType("varchar", flen=10), "0123", "simple", {}, id="number-for-text"),
     pytest.param("b", TiDBType("enum", elements=("a", "b", "c")), "c", "canal-json", {}, id="other-member"),
+    # A TIMESTAMP's wall clock in New York with UTC's offset: another instant.
+    pytest.param("2024-03-01T05:06:07Z", TiDBType("timestamp"), "2024-03-01 05:06:07", "canal-json",
+                 {"time-zone": ZONE}, id="timestamp-wall-clock-as-utc"),
+    # A DATETIME is a wall clock of no zone: an offset other than Z's is not its value.
+    pytest.param("2024-03-01T05:06:07+08:00", TiDBType("datetime"), "2024-03-01 05:06:07", "canal-json", {},
+                 id="datetime-with-offset"),
 ])
 def test_a_near_miss_keeps_its_form(wrong, t, upstream, protocol, options):
     forms = column_forms(Column("c", t), protocol, options)
