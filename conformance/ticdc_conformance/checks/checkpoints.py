@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-import orjson
-
 from ticdc_conformance.consumers.adapters.interface import Capabilities, shown_by_output
 from ticdc_conformance.findings.finding import Finding
 from ticdc_conformance.protocols.common import exact_json
@@ -53,7 +51,6 @@ from .upstream_process import CheckpointMark, MirroredTxn, UpstreamMirror, Upstr
 from .value_forms import StateForms
 
 MAX_FINDINGS_PER_RULE = 20
-_SORTED = orjson.OPT_SORT_KEYS
 
 
 @dataclass
