@@ -255,3 +255,23 @@ def test_a_timestamp_written_in_utc_in_a_shanghai_run_is_still_caught(tmp_path):
     assert result.code == 1 and result.outcomes() == ["NOT conformant"], result
     assert "CONSUMER-STATE-1" in result.rules(), result
     assert any(f["table"] in ("types.t2", "types.t3") for f in result.findings() if f["rule"] == "CONSUMER-STATE-1")
+
+
+@pytest.mark.parametrize("encoding", ["canal-json", *(pytest.param(e, marks=pytest.mark.nightly)
+                                                      for e in ("open-protocol", "debezium", "simple-json"))])
+def test_json_documents_held_as_json_values_are_accepted(tmp_path, encoding):
+    # The document is the value, not TiDB's text of it: parsed and written into the row as JSON.
+    result = run(tmp_path, "--scenario", "types", "--protocol", encoding, "--consumer", consumer("json_documents"))
+    assert_conformant(result)
+    documents = [r["c96_json"] for r in result.final_rows("types.t4")]
+    assert any(isinstance(d, dict) for d in documents) and any(isinstance(d, list) for d in documents), documents[:5]
+
+
+@pytest.mark.rules("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1")
+def test_json_documents_read_as_javascript_numbers_are_still_caught(tmp_path):
+    result = run(tmp_path, "--scenario", "types", "--protocol", "canal-json", "--consumer",
+                 consumer("json_as_javascript"))
+    assert result.code == 1 and result.outcomes() == ["NOT conformant"], result
+    rounded = [f for f in result.findings() if f["rule"] in ("CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1")]
+    assert rounded and all(set(f["diff"]) == {"root['c96_json']"} for f in rounded), rounded
+    assert {f["rule"] for f in rounded} == {"CONSUMER-STATE-1", "CONSUMER-CHECKPOINT-1"}, rounded

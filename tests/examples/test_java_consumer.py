@@ -300,6 +300,17 @@ def test_decimals_printed_as_numbers_with_every_digit_are_conformant(jar: Path, 
     assert any(len(m.group(1).lstrip(b"-").replace(b".", b"")) > 17 for m in amounts), amounts
 
 
+def test_json_documents_embedded_as_json_values_are_conformant(jar: Path, tmp_path: Path) -> None:
+    """-Dticdc.json=embedded: every JSON column's document a JSON value in the row, printed by
+    Jackson (compact, numbers with a fraction as BigDecimal); `types` holds every kind of document."""
+    result = run(tmp_path, jar, "types", "--protocol", "simple-json", "--schedule",
+                 "random:seed=3,restarts=1,restart=crash", java="java -Dticdc.json=embedded")
+    assert_conformant(result)
+    [final] = [p for p in (tmp_path / "work").rglob("final/types.t4.ndjson") if "truth" not in p.parts]
+    documents = [json.loads(line)["c96_json"] for line in final.read_bytes().splitlines()]
+    assert any(isinstance(d, dict) for d in documents) and any(isinstance(d, list) for d in documents), documents[:5]
+
+
 @pytest.mark.slow
 @pytest.mark.nightly  # the whole matrix; CI runs smoke, restarts and the hand-made streams
 @pytest.mark.parametrize("scenario", ["multi-table", "keys", "types", "replays", "ddl-evolution"])

@@ -12,7 +12,9 @@ value still differs):
   the message, the DDL/schema messages in the stream or the table schema a user declares, spelled
   as one of the forms the protocol accepts (`accepted_forms` of its fidelity.py; the temporal digits
   and the decimal value are accepted by every protocol): such a value is read as the upstream value
-  and projected like the truth is.
+  and projected like the truth is;
+- a JSON column's document in any print, or held in the row as a JSON value (every protocol
+  carries TiDB's text of it, and the document is the value).
 When the upstream value under the row's key is known (`upstream`), an upstream-value form is
 accepted only when it equals it: a projection that loses information maps more than one value onto
 one form, and only the value upstream holds is faithful (a DECIMAL off in its 30th digit projects to
@@ -21,7 +23,8 @@ without a key), the form is read through the projection alone.
 
 Rejected on purpose: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries
 0.1), a TIMESTAMP printed in another zone, digits beyond the carried precision, an ENUM name that
-is not the member upstream holds, a fractional number for an integer, a number for a text.
+is not the member upstream holds, a fractional number for an integer, a number for a text, a JSON
+document whose data differs (a member dropped, an integer through a float64).
 """
 from __future__ import annotations
 
@@ -33,8 +36,10 @@ from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable, Iterable, Optional
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ticdc_conformance.protocols.common import exact_json
 from ticdc_conformance.protocols.common.exact_json import ExactNumber
 from ticdc_conformance.protocols.common.wire import is_json_int
+from ticdc_contract import json_document
 from ticdc_contract.canonical import key_order_token, row_to_json, value_from_json
 from ticdc_contract.model import Column, TableSchema
 from ticdc_contract.tidb_types import TiDBType
@@ -188,6 +193,74 @@ def _members(t: TiDBType, value: Any) -> Any:
     return ",".join(sorted(names, key=t.elements.index))
 
 
+# A JSON column's document. The protocols carry TiDB's print of it (ticdc_contract.json_document:
+# keys sorted bytewise, ", " and ": "); a consumer that parses it and writes it again prints the
+# same document another way: compact (Go's encoding/json, Jackson), keys in its own order, 1.0 as 1
+# (Go reads every number as a float64 and prints a whole one without a fraction), or embedded in
+# its row as a JSON value instead of a string. Its value is the document: two documents are the same
+# when their objects hold the same keys with the same values, their arrays the same elements in the
+# same order, and their numbers the same value (an integer exactly, a double as the float64 it is).
+
+
+def _document_data(value: Any, depth: int = 1) -> Any:
+    """A consumer's parsed document as json_document's Python data: an integer written with a
+    fraction (every digit read, exact_json) within TiDB's integers is that integer."""
+    if depth > json_document.MAX_DEPTH + 1:
+        raise ValueError(f"JSON document nests deeper than {json_document.MAX_DEPTH}")
+    if type(value) is ExactNumber:
+        exact = Decimal(value.text)
+        if exact.is_finite() and exact.adjusted() <= 20 and exact == exact.to_integral_value() \
+                and json_document.INT64_MIN <= exact <= json_document.UINT64_MAX:
+            return int(exact)
+        return float(value)
+    if isinstance(value, list):
+        return [_document_data(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {k: _document_data(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _document_print(document: Any) -> Any:
+    try:
+        return json_document.dumps(_document_data(document))
+    except (ValueError, RecursionError):  # no document TiDB holds: NaN, infinity, too deep, a lone surrogate
+        return NOT
+
+
+def _document_text(t: TiDBType, value: Any) -> Any:
+    """TiDB's print of the document a JSON text spells, in any layout."""
+    if t.base != "json" or not isinstance(value, str):
+        return NOT
+    try:
+        document = exact_json.loads(value)
+    except ValueError:
+        return NOT
+    return _document_print(document)
+
+
+def _document_value(t: TiDBType, value: Any) -> Any:
+    """TiDB's print of a document written into the row as a JSON value (a JSON string is a string
+    document)."""
+    if t.base != "json" or value is None:
+        return NOT
+    return _document_print(value)
+
+
+def _same_document(a: Any, b: Any) -> bool:
+    """Documents (json_document's Python data) equal in value; a boolean is no number."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b  # Python compares an int and a float exactly
+    if isinstance(a, str) or isinstance(b, str):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_document(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_document(v, b[k]) for k, v in a.items())
+    return False
+
+
 @dataclass(frozen=True)
 class Form:
     read: Callable[[TiDBType, Any], Any]  # a consumer's value -> the upstream canonical value, or NOT
@@ -202,6 +275,9 @@ FORMS: dict[str, Form] = {
                                   "or dropped beyond them; ISO 8601's T between date and time; a TIMESTAMP "
                                   "with the offset of its instant (Z, ±hh:mm), a DATETIME with a Z"),
     "members": Form(_members, "the member names (a SET's in any order)"),
+    "document": Form(_document_text, "the same document as JSON text in any layout: keys in any order, "
+                                     "any whitespace, a number in any spelling of its value (1.0 as 1)"),
+    "embedded": Form(_document_value, "the same document written into the row as a JSON value, not as a string"),
 }
 # Every protocol accepts these: a zero fraction digit and a decimal's trailing zeros say nothing
 # about the value, and the column's fsp and scale are in every DDL.
@@ -209,6 +285,9 @@ _COMMON = {
     "fsp-digits": "the column's fsp is in its DDL; zero fraction digits beyond it, or a zero fraction "
                   "left out, do not change the value",
     "decimal": "the column's scale is in its DDL; trailing zeros do not change a decimal's value",
+    "document": "a JSON document's value is its data, not the layout of its text (RFC 8259: object "
+                "members are unordered, whitespace is insignificant)",
+    "embedded": "a JSON document is a JSON value itself; a row may hold it as one",
 }
 
 
@@ -217,6 +296,8 @@ def _common_forms(t: TiDBType) -> dict[str, str]:
         return {"fsp-digits": _COMMON["fsp-digits"]}
     if t.base == "decimal":
         return {"decimal": _COMMON["decimal"]}
+    if t.base == "json":
+        return {f: _COMMON[f] for f in ("document", "embedded")}
     return {}
 
 
@@ -262,9 +343,13 @@ class ColumnForms:
             carried = value if x is NOT else self.number_form(x)
         for form in self.forms:
             exact = form.read(t, value)
-            if exact is NOT or (upstream is not UNKNOWN and not _same(t, exact, upstream)
-                                and not self._carried_upstream(form, exact, upstream)):
+            if exact is NOT:
                 continue
+            if upstream is not UNKNOWN:
+                if _same(t, exact, upstream):
+                    exact = upstream  # upstream's own spelling of the value (a document's layout, 1.0 for 1)
+                elif not self._carried_upstream(form, exact, upstream):
+                    continue
             try:
                 return self.project(exact)
             except (ValueError, ArithmeticError):  # not a value TiDB can hold in the column
@@ -286,6 +371,11 @@ class ColumnForms:
 def _same(t: TiDBType, exact: Any, upstream: Any) -> bool:
     if t.base == "decimal" and isinstance(upstream, str) and _DECIMAL_TEXT.fullmatch(upstream):
         return Decimal(exact) == Decimal(upstream)
+    if t.base == "json" and isinstance(exact, str) and isinstance(upstream, str):
+        try:
+            return exact == upstream or _same_document(json_document.loads(exact), json_document.loads(upstream))
+        except (ValueError, RecursionError):
+            return False
     return exact == upstream and type(exact) is type(upstream)
 
 

@@ -54,13 +54,21 @@ which no float64 holds; an integer beyond 64 bits stays whole. Temporal values m
 ISO 8601 spells them (a T between date and time: Java's LocalDateTime), a TIMESTAMP as its
 instant with an offset (`2016-10-23T12:47:24.911Z`: Go's time.Time, Java's Instant), read in the
 changefeed's time-zone, and a DATETIME, a wall clock of no zone, with a Z as Go prints one it read
-in UTC (the same wall clock).
+in UTC (the same wall clock). A JSON column's value is its document, not TiDB's text of it: the
+same document printed by another JSON writer (compact, keys in another order, escapes, 1.0 as 1)
+or held in the row as a JSON value (an object, an array, a string …) is upstream's value. Two
+documents are the same when their objects hold the same members, their arrays the same elements
+in order, their strings the same characters and their numbers the same value (an integer
+exactly: 9223372036854775807 read into a float64 is 9223372036854775808, another value).
 
 Still findings: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries 0.1),
 a DECIMAL put through a float64 (3046274941999.9966 for 3046274941999.9964), a TIMESTAMP printed
 in another zone without its offset, a DATETIME with an offset other than Z, a DECIMAL
 off in a digit, an ENUM name that is not upstream's member, a fraction digit beyond the carried
-precision that is not zero, a fractional number for an integer, a number for a text.
+precision that is not zero, a fractional number for an integer, a number for a text, a JSON
+document with a member dropped (Jackson's NON_NULL) or an integer beyond 2^53 through a float64
+(JavaScript's JSON.parse), a document quoted twice, and the document null held as the row's null
+(that is SQL NULL: a consumer that holds documents as JSON values keeps this one as its text).
 
 """
 

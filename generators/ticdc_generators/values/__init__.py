@@ -18,10 +18,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable
 
+from ticdc_contract import json_document as jsondoc
 from ticdc_contract.tidb_types import BINARY_TYPES, FLOAT_TYPES, INTEGER_TYPES, STRING_TYPES, TiDBType
 from ticdc_contract.type_catalogue import all_types_matrix, check_type
 
-from . import jsondoc
 from .domain import SETTINGS, Edge, Family, ValueDomain
 from .numeric import bit_family, decimal_family, f32, float_family, format_decimal, integer_family, year_family
 from .strings import binary_family, text_family

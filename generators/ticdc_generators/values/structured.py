@@ -3,17 +3,17 @@
 ENUM values are member names; '' is a value only as a member or, in non-strict sql_mode, as the
 error value TiDB stores for an invalid input (index 0; opt-in "invalid-enum"). SET values are
 their members in definition order joined by ',' ('' = the empty set); TiDB forbids ',' inside SET
-members. JSON values are TiDB's printed text of the document (see jsondoc).
+members. JSON values are TiDB's printed text of the document (ticdc_contract.json_document).
 """
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ticdc_contract import json_document as jsondoc
 from ticdc_contract.tidb_types import TiDBType
 from ticdc_contract.type_catalogue import TXN_ENTRY_SIZE_LIMIT
 
 from . import gen as g
-from . import jsondoc
 from .domain import Edge, Family
 
 

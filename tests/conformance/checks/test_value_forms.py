@@ -8,6 +8,7 @@ log), and judge the result."""
 from __future__ import annotations
 
 import base64
+import json
 import shutil
 import struct
 from dataclasses import dataclass
@@ -73,7 +74,8 @@ def test_a_projected_value_is_its_own_compared_form(col):
 
 
 _SAMPLED = [(c, t) for c, t in _cases() if t.base in (
-    "int", "bigint", "double", "float", "decimal", "datetime", "time", "timestamp", "date", "enum", "set", "bit")]
+    "int", "bigint", "double", "float", "decimal", "datetime", "time", "timestamp", "date", "enum", "set", "bit",
+    "json")]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -123,10 +125,30 @@ def _spellings(t: TiDBType, value: Any) -> list:
         # prints a BigDecimal so): beyond 15 digits a float64 no longer holds them.
         digits = _without_trailing_zeros(value)
         return [digits, exact_json.loads(digits.encode())]
+    if t.base == "json":
+        # Written again by a JSON library: compact, keys in another order, non-ASCII escaped, a
+        # whole double without its fraction (Go's float64); or held in the row as a JSON value.
+        document = exact_json.loads(value.encode())
+        return [_rewritten_document(document)] + ([document] if document is not None else [])  # null: SQL NULL
     if t.is_integer:
         # An integral double up to 2^53; beyond it, an integer printed with a fraction keeps its digits.
         return [float(value) if abs(value) <= 2**53 else exact_json.loads(f"{value}.0".encode())]
     return []
+
+
+def _go_numbers(document: Any) -> Any:
+    """Numbers as Go's float64 prints them where that keeps their value (a whole double as an integer)."""
+    if isinstance(document, float) and document.is_integer() and abs(document) <= 2**53:
+        return int(document)
+    if isinstance(document, list):
+        return [_go_numbers(v) for v in document]
+    if isinstance(document, dict):
+        return {k: _go_numbers(v) for k, v in reversed(document.items())}
+    return document
+
+
+def _rewritten_document(document: Any) -> str:
+    return json.dumps(_go_numbers(document), separators=(",", ":"))
 
 
 @pytest.mark.parametrize("wrong,t,upstream,protocol,options", [
@@ -149,6 +171,22 @@ def _spellings(t: TiDBType, value: Any) -> list:
     # A DATETIME is a wall clock of no zone: an offset other than Z's is not its value.
     pytest.param("2024-03-01T05:06:07+08:00", TiDBType("datetime"), "2024-03-01 05:06:07", "canal-json", {},
                  id="datetime-with-offset"),
+    # JSON documents: an integer beyond 2^53 read into a float64 (Go's interface{}, JavaScript), a
+    # member dropped (Jackson's NON_NULL), a boolean for a number, an array reordered, a double
+    # widened from float32, the text of an object for a string document that holds it, and a
+    # document quoted twice.
+    pytest.param('{"n":9007199254740992}', TiDBType("json"), '{"n": 9007199254740993}', "simple", {},
+                 id="json-integer-as-float64"),
+    pytest.param({"n": 9007199254740992.0}, TiDBType("json"), '{"n": 9007199254740993}', "canal-json", {},
+                 id="json-embedded-integer-as-float64"),
+    pytest.param('{"a":1}', TiDBType("json"), '{"a": 1, "b": null}', "canal-json", {}, id="json-null-member-dropped"),
+    pytest.param("[true]", TiDBType("json"), "[1]", "debezium", {}, id="json-boolean-for-number"),
+    pytest.param("[2,1]", TiDBType("json"), "[1, 2]", "open-protocol", {}, id="json-array-reordered"),
+    pytest.param("[0.10000000149011612]", TiDBType("json"), "[0.1]", "simple", {}, id="json-float32-widened"),
+    pytest.param({"a": 1}, TiDBType("json"), '"{\\"a\\": 1}"', "simple", {}, id="json-object-for-string-document"),
+    pytest.param('"{\\"a\\": 1}"', TiDBType("json"), '{"a": 1}', "canal-json", {}, id="json-quoted-twice"),
+    # The document null embedded is null: SQL NULL, another value of the column.
+    pytest.param(None, TiDBType("json"), "null", "canal-json", {}, id="json-null-document-as-sql-null"),
 ])
 def test_a_near_miss_keeps_its_form(wrong, t, upstream, protocol, options):
     forms = column_forms(Column("c", t), protocol, options)
@@ -313,6 +351,15 @@ def _exact_decimal(c: Column, v: Any, up: Any) -> Any:
     return _without_trailing_zeros(up)
 
 
+def _document_rewritten(c: Column, v: Any, up: Any) -> Any:
+    return _rewritten_document(exact_json.loads(v.encode()))
+
+
+def _document_embedded(c: Column, v: Any, up: Any) -> Any:
+    # The document null stays text: embedded it would be null, the column's SQL NULL.
+    return v if v == "null" else exact_json.loads(v.encode())
+
+
 def _unsigned(c: Column, v: Any, up: Any) -> Any:
     return v + 2**64 if v < 0 else v
 
@@ -333,6 +380,10 @@ ACCEPTED = {
                                     _debezium_raw_converted), False),
     "exact DECIMAL for Debezium's float": ("debezium", _only(lambda t: t.base == "decimal", _exact_decimal), True),
     "exact DECIMAL without schema": ("debezium no-schema", _only(lambda t: t.base == "decimal", _exact_decimal), True),
+    "JSON documents written again (compact, keys reordered, 1.0 as 1)": (
+        "simple-json", _only(lambda t: t.base == "json", _document_rewritten), False),
+    "JSON documents embedded as JSON values": ("canal-json", _only(lambda t: t.base == "json", _document_embedded),
+                                               False),
     "BIGINT UNSIGNED unwrapped": ("debezium no-schema", _only(lambda t: t.base == "bigint" and t.unsigned, _unsigned),
                                   False),
 }
@@ -393,6 +444,19 @@ def _fractional(c: Column, v: Any, up: Any) -> Any:
     return v + 0.5 if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**52 and c.name != "id" else v
 
 
+def _null_members_dropped(c: Column, v: Any, up: Any) -> Any:
+    """Jackson with NON_NULL inclusion: an object's members whose value is null are left out."""
+    def drop(d: Any) -> Any:
+        if isinstance(d, dict):
+            return {k: drop(x) for k, x in d.items() if x is not None}
+        return [drop(x) for x in d] if isinstance(d, list) else d
+    return json.dumps(drop(exact_json.loads(v.encode())))
+
+
+def _quoted_twice(c: Column, v: Any, up: Any) -> Any:
+    return json.dumps(v)
+
+
 def _number_for_text(c: Column, v: Any, up: Any) -> Any:
     return int(v) if isinstance(v, str) and v.isascii() and v.isdigit() else v
 
@@ -407,6 +471,9 @@ REJECTED = {
                                                                           _digit_beyond), False),
     "integer as a fractional number": ("simple-json", _only(lambda t: t.is_integer, _fractional), False),
     "number for a text column": ("canal-json", _only(lambda t: t.is_text, _number_for_text), False),
+    "JSON object members with null dropped": ("simple-json", _only(lambda t: t.base == "json", _null_members_dropped),
+                                              False),
+    "JSON document quoted twice": ("debezium", _only(lambda t: t.base == "json", _quoted_twice), False),
 }
 
 

@@ -29,6 +29,12 @@ final class Values {
      * instead of a string: JSON numbers have no fixed precision, so both are the exact value.
      */
     private static final boolean DECIMAL_AS_NUMBER = "number".equals(System.getProperty("ticdc.decimal"));
+    /**
+     * -Dticdc.json=embedded writes a JSON column's document into the row as a JSON value (parsed by
+     * Jackson, printed compact in its own way) instead of TiDB's text of it. The document null stays
+     * the text "null": embedded it would be the row's null, which is SQL NULL.
+     */
+    private static final boolean JSON_EMBEDDED = "embedded".equals(System.getProperty("ticdc.json"));
 
     private Values() {
     }
@@ -60,13 +66,25 @@ final class Values {
                     // {"location": zone, "value": "2000-01-01 00:00:00"}: the value is TiDB's print in that zone
                     return TextNode.valueOf(v.isObject() ? v.path("value").asText() : v.asText());
                 case "json":
-                    return TextNode.valueOf(v.isTextual() ? v.asText() : v.toString());
+                    return document(v.isTextual() ? v.asText() : v.toString(), column);
                 default:
                     // strings as carried; binary types arrive base64 already, temporal as TiDB prints them
                     return TextNode.valueOf(v.isTextual() ? v.asText() : v.toString());
             }
         } catch (NumberFormatException e) {
             throw new ConsumerException("column " + column + " (" + type + "): value " + v + " is no number");
+        }
+    }
+
+    static JsonNode document(String text, String column) {
+        if (!JSON_EMBEDDED) {
+            return TextNode.valueOf(text);
+        }
+        try {
+            JsonNode document = Main.MAPPER.readTree(text);
+            return document.isNull() ? TextNode.valueOf(text) : document;
+        } catch (java.io.IOException e) {
+            throw new ConsumerException("column " + column + " (json): value is no JSON document: " + e.getMessage());
         }
     }
 

@@ -1,4 +1,6 @@
-"""TiDB's JSON text: how TiDB prints a JSON column value, and what it accepts.
+"""TiDB's JSON text: how TiDB prints a JSON column value, and what it accepts. The canonical form
+of a JSON column's value (ticdc_contract.canonical) is this print: the generators make values in
+it, and the checks print a consumer's document in it to compare it with upstream's.
 
 Following TiDB pkg/types/json_binary.go (BinaryJSON.MarshalJSON and CreateBinaryJSON):
 - object keys sorted bytewise on their UTF-8 bytes (Go `cmp.Compare` on strings; note MySQL sorts
@@ -51,6 +53,7 @@ def format_float(f: float) -> str:
         raise ValueError("JSON has no NaN or infinity")
     a = abs(f)
     sign, digits, exp = Decimal(repr(f)).as_tuple()
+    assert isinstance(exp, int)  # a finite float's exponent (NaN and the infinities are refused above)
     ds = "".join(map(str, digits)).rstrip("0") or "0"
     # The shortest digits d1 d2 ... dn with value 0.d1...dn * 10**point.
     point = len(digits) + exp
