@@ -13,6 +13,7 @@ value still differs):
   as one of the forms the protocol accepts (`accepted_forms` of its fidelity.py; the temporal digits
   and the decimal value are accepted by every protocol): such a value is read as the upstream value
   and projected like the truth is;
+- an integer as its decimal digits in a string (protobuf's JSON mapping of int64 and uint64);
 - a JSON column's document in any print, or held in the row as a JSON value (every protocol
   carries TiDB's text of it, and the document is the value).
 When the upstream value under the row's key is known (`upstream`), an upstream-value form is
@@ -95,6 +96,17 @@ def _integer(t: TiDBType, value: Any) -> Any:
     else:
         return NOT
     return n if lo <= n <= hi else NOT
+
+
+_INTEGER_TEXT = re.compile(r"-?(?:0|[1-9][0-9]{0,19})", re.ASCII)  # at most 20 digits: 2^64-1 has 20
+
+
+def _integer_text(t: TiDBType, value: Any) -> Any:
+    """An integer printed as its decimal digits in a string, as protobuf's JSON mapping prints an
+    int64 or uint64 and as consumers feeding JavaScript keep 64-bit integers exact."""
+    if not isinstance(value, str) or not _INTEGER_TEXT.fullmatch(value):
+        return NOT
+    return _integer(t, int(value))
 
 
 def _boolean(t: TiDBType, value: Any) -> Any:
@@ -269,6 +281,7 @@ class Form:
 
 FORMS: dict[str, Form] = {
     "integer": Form(_integer, "the column's integer upstream holds (an integral double included)"),
+    "integer-text": Form(_integer_text, "the integer as its decimal digits in a string (\"9223372036854775807\")"),
     "boolean": Form(_boolean, "BIT(1) as a JSON boolean"),
     "decimal": Form(_decimal, "a decimal string or number equal in value, any trailing zeros"),
     "fsp-digits": Form(_temporal, "TiDB's print with the column's fsp digits, or with zero digits added "
@@ -288,6 +301,8 @@ _COMMON = {
     "document": "a JSON document's value is its data, not the layout of its text (RFC 8259: object "
                 "members are unordered, whitespace is insignificant)",
     "embedded": "a JSON document is a JSON value itself; a row may hold it as one",
+    "integer-text": "the digits are the integer's value: protobuf's JSON mapping prints every int64 and uint64 "
+                    "so, and JSON readers that hold numbers as float64s need it to keep them exact",
 }
 
 
@@ -298,6 +313,8 @@ def _common_forms(t: TiDBType) -> dict[str, str]:
         return {"decimal": _COMMON["decimal"]}
     if t.base == "json":
         return {f: _COMMON[f] for f in ("document", "embedded")}
+    if t.is_integer or t.base in ("year", "bit"):
+        return {"integer-text": _COMMON["integer-text"]}
     return {}
 
 

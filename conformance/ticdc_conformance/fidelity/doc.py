@@ -59,7 +59,9 @@ same document printed by another JSON writer (compact, keys in another order, es
 or held in the row as a JSON value (an object, an array, a string …) is upstream's value. Two
 documents are the same when their objects hold the same members, their arrays the same elements
 in order, their strings the same characters and their numbers the same value (an integer
-exactly: 9223372036854775807 read into a float64 is 9223372036854775808, another value).
+exactly: 9223372036854775807 read into a float64 is 9223372036854775808, another value). An
+integer may be its decimal digits in a string, as protobuf's JSON mapping prints an int64 or a
+uint64 (`"18446744073709551615"`), within the column's range.
 
 Still findings: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries 0.1),
 a DECIMAL put through a float64 (3046274941999.9966 for 3046274941999.9964), a TIMESTAMP printed

@@ -132,7 +132,10 @@ def _spellings(t: TiDBType, value: Any) -> list:
         return [_rewritten_document(document)] + ([document] if document is not None else [])  # null: SQL NULL
     if t.is_integer:
         # An integral double up to 2^53; beyond it, an integer printed with a fraction keeps its digits.
-        return [float(value) if abs(value) <= 2**53 else exact_json.loads(f"{value}.0".encode())]
+        # Its digits in a string: protobuf's JSON mapping of int64/uint64.
+        return [float(value) if abs(value) <= 2**53 else exact_json.loads(f"{value}.0".encode()), str(value)]
+    if t.base in ("year", "bit") and isinstance(value, int):
+        return [str(value)]
     return []
 
 
@@ -185,6 +188,11 @@ def _rewritten_document(document: Any) -> str:
     pytest.param("[0.10000000149011612]", TiDBType("json"), "[0.1]", "simple", {}, id="json-float32-widened"),
     pytest.param({"a": 1}, TiDBType("json"), '"{\\"a\\": 1}"', "simple", {}, id="json-object-for-string-document"),
     pytest.param('"{\\"a\\": 1}"', TiDBType("json"), '{"a": 1}', "canal-json", {}, id="json-quoted-twice"),
+    # An integer's digits in a string: beyond the column's range, with a fraction, or with a sign a
+    # BIGINT UNSIGNED cannot hold.
+    pytest.param("9223372036854775808", TiDBType("bigint"), 2**63 - 1, "simple", {}, id="integer-text-beyond-range"),
+    pytest.param("5.5", TiDBType("int"), 5, "canal-json", {}, id="integer-text-with-fraction"),
+    pytest.param("-1", TiDBType("bigint", unsigned=True), 2**64 - 1, "open-protocol", {}, id="integer-text-signed"),
     # The document null embedded is null: SQL NULL, another value of the column.
     pytest.param(None, TiDBType("json"), "null", "canal-json", {}, id="json-null-document-as-sql-null"),
 ])
@@ -384,6 +392,8 @@ ACCEPTED = {
         "simple-json", _only(lambda t: t.base == "json", _document_rewritten), False),
     "JSON documents embedded as JSON values": ("canal-json", _only(lambda t: t.base == "json", _document_embedded),
                                                False),
+    "64-bit integers as decimal strings (protobuf's JSON)": (
+        "simple-json", _only(lambda t: t.base == "bigint", lambda c, v, up: str(v)), False),
     "BIGINT UNSIGNED unwrapped": ("debezium no-schema", _only(lambda t: t.base == "bigint" and t.unsigned, _unsigned),
                                   False),
 }
