@@ -289,3 +289,13 @@ def test_64_bit_integers_as_decimal_strings_are_accepted(tmp_path, scenario, enc
                for line in p.read_text().split("\n") if line.strip()]
     digits = [row[column] for row in printed if column in row]
     assert any(isinstance(v, str) and v.lstrip("-").isdigit() for v in digits), digits[:5]  # BIGINT's tables
+
+
+@pytest.mark.parametrize("encoding", ["canal-json", *(pytest.param(e, marks=pytest.mark.nightly)
+                                                      for e in ("open-protocol", "debezium", "simple-avro"))])
+def test_bytes_as_arrays_of_numbers_are_accepted(tmp_path, encoding):
+    # serde_json prints a Vec<u8> as an array of its byte numbers: the same bytes as base64.
+    result = run(tmp_path, "--scenario", "types", "--protocol", encoding, "--consumer", consumer("byte_arrays"))
+    assert_conformant(result)
+    arrays = [v for r in result.final_rows("types.t2") for v in r.values() if isinstance(v, list)]
+    assert arrays and any(arrays), result

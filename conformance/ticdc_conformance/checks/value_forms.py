@@ -14,6 +14,7 @@ value still differs):
   and the decimal value are accepted by every protocol): such a value is read as the upstream value
   and projected like the truth is;
 - an integer as its decimal digits in a string (protobuf's JSON mapping of int64 and uint64);
+- bytes in any spelling that names them alone (base64 unpadded or URL-safe, bytea hex, a byte array);
 - a JSON column's document in any print, or held in the row as a JSON value (every protocol
   carries TiDB's text of it, and the document is the value).
 When the upstream value under the row's key is known (`upstream`), an upstream-value form is
@@ -29,6 +30,8 @@ document whose data differs (a member dropped, an integer through a float64).
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from dataclasses import dataclass
@@ -205,6 +208,43 @@ def _members(t: TiDBType, value: Any) -> Any:
     return ",".join(sorted(names, key=t.elements.index))
 
 
+# A binary value. The canonical form is standard base64 with padding (ticdc_contract.canonical);
+# JSON writers spell bytes other ways that name the same bytes, each unambiguously: base64 without
+# its padding (Java's Base64.getEncoder().withoutPadding(), Rust's STANDARD_NO_PAD) or in the URL
+# alphabet (RFC 4648 §5), PostgreSQL's bytea hex (\x0a1b), and an array of byte numbers (serde's
+# Vec<u8>). Hex without a prefix is not among them: "abcd" is base64 too, of other bytes.
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}", re.ASCII)
+_BASE64_URL = re.compile(r"[A-Za-z0-9_-]*={0,2}", re.ASCII)
+_BYTEA_HEX = re.compile(r"\\x((?:[0-9a-fA-F]{2})*)", re.ASCII)
+
+
+def _bytes(t: TiDBType, value: Any) -> Any:
+    """The canonical base64 of the bytes a binary spelling names."""
+    if not t.is_binary:
+        return NOT
+    if isinstance(value, list):
+        if not all(type(b) is int and 0 <= b <= 255 for b in value):
+            return NOT
+        raw = bytes(value)
+    elif not isinstance(value, str):
+        return NOT
+    elif m := _BYTEA_HEX.fullmatch(value):
+        raw = bytes.fromhex(m.group(1))
+    else:
+        url = _BASE64_URL.fullmatch(value) is not None and _BASE64.fullmatch(value) is None
+        if not url and _BASE64.fullmatch(value) is None or len(value.rstrip("=")) % 4 == 1:
+            return NOT
+        padded = value.rstrip("=")
+        padded += "=" * (-len(padded) % 4)
+        if len(value) != len(value.rstrip("=")) and value != padded:  # padding, if any, must be whole
+            return NOT
+        try:
+            raw = base64.b64decode(padded, altchars=b"-_" if url else None, validate=True)
+        except binascii.Error:
+            return NOT
+    return base64.b64encode(raw).decode("ascii")
+
+
 # A JSON column's document. The protocols carry TiDB's print of it (ticdc_contract.json_document:
 # keys sorted bytewise, ", " and ": "); a consumer that parses it and writes it again prints the
 # same document another way: compact (Go's encoding/json, Jackson), keys in its own order, 1.0 as 1
@@ -288,6 +328,8 @@ FORMS: dict[str, Form] = {
                                   "or dropped beyond them; ISO 8601's T between date and time; a TIMESTAMP "
                                   "with the offset of its instant (Z, ±hh:mm), a DATETIME with a Z"),
     "members": Form(_members, "the member names (a SET's in any order)"),
+    "bytes": Form(_bytes, "the same bytes in base64 without padding or in the URL alphabet, as PostgreSQL's "
+                          "bytea hex (\\x0a1b), or as an array of byte numbers"),
     "document": Form(_document_text, "the same document as JSON text in any layout: keys in any order, "
                                      "any whitespace, a number in any spelling of its value (1.0 as 1)"),
     "embedded": Form(_document_value, "the same document written into the row as a JSON value, not as a string"),
@@ -301,6 +343,8 @@ _COMMON = {
     "document": "a JSON document's value is its data, not the layout of its text (RFC 8259: object "
                 "members are unordered, whitespace is insignificant)",
     "embedded": "a JSON document is a JSON value itself; a row may hold it as one",
+    "bytes": "each spelling names one sequence of bytes: RFC 4648's base64 in either alphabet, padded or not "
+             "(its §3.2), a hex string with bytea's \\x, a JSON array of the bytes' numbers",
     "integer-text": "the digits are the integer's value: protobuf's JSON mapping prints every int64 and uint64 "
                     "so, and JSON readers that hold numbers as float64s need it to keep them exact",
 }
@@ -315,6 +359,8 @@ def _common_forms(t: TiDBType) -> dict[str, str]:
         return {f: _COMMON[f] for f in ("document", "embedded")}
     if t.is_integer or t.base in ("year", "bit"):
         return {"integer-text": _COMMON["integer-text"]}
+    if t.is_binary:
+        return {"bytes": _COMMON["bytes"]}
     return {}
 
 

@@ -61,7 +61,10 @@ documents are the same when their objects hold the same members, their arrays th
 in order, their strings the same characters and their numbers the same value (an integer
 exactly: 9223372036854775807 read into a float64 is 9223372036854775808, another value). An
 integer may be its decimal digits in a string, as protobuf's JSON mapping prints an int64 or a
-uint64 (`"18446744073709551615"`), within the column's range.
+uint64 (`"18446744073709551615"`), within the column's range. Bytes may be spelled any way that
+names them alone: base64 without its padding or in the URL alphabet, PostgreSQL's bytea hex
+(`\\x0aff`), or an array of the byte numbers (`[10, 255]`, serde's `Vec<u8>`); bare hex is not
+among them, as `"abcd"` is also the base64 of other bytes.
 
 Still findings: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries 0.1),
 a DECIMAL put through a float64 (3046274941999.9966 for 3046274941999.9964), a TIMESTAMP printed

@@ -33,7 +33,8 @@ SMALL_EVENTS = {"large": 3000}  # scenarios whose default size is too large for 
 # The deliberately broken record-file consumers (tests/consumers/), over the scenarios that show them.
 BROKEN_PROGRAMS = ("ignores_deletes", "applies_ddl_twice", "reapplies_replays", "drops_replays", "final_only",
                    "extra_table", "ignores_rename", "ignores_watermarks", "enum_names", "declared_fsp",
-                   "timestamp_in_utc", "widens_float", "decimal_numbers", "decimal_as_double", "iso_temporal")
+                   "timestamp_in_utc", "widens_float", "decimal_numbers", "decimal_as_double", "iso_temporal",
+                   "json_documents", "json_as_javascript", "protojson_integers", "byte_arrays")
 BROKEN_PROGRAM_SCENARIOS = {"applies_ddl_twice": ("smoke", "ddl-evolution"), "ignores_rename": ("ddl-evolution",)}
 # The broken streaming consumers (tests/consumers/streaming/), fed with restarts.
 BROKEN_STREAMING = ("newest_schema:NewestSchema", "partition_watermark:PartitionWatermark",

@@ -75,7 +75,7 @@ def test_a_projected_value_is_its_own_compared_form(col):
 
 _SAMPLED = [(c, t) for c, t in _cases() if t.base in (
     "int", "bigint", "double", "float", "decimal", "datetime", "time", "timestamp", "date", "enum", "set", "bit",
-    "json")]
+    "json", "binary", "varbinary", "blob")]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -125,6 +125,10 @@ def _spellings(t: TiDBType, value: Any) -> list:
         # prints a BigDecimal so): beyond 15 digits a float64 no longer holds them.
         digits = _without_trailing_zeros(value)
         return [digits, exact_json.loads(digits.encode())]
+    if t.is_binary:
+        # Base64 without padding and in the URL alphabet, PostgreSQL's bytea hex, serde's Vec<u8>.
+        raw = base64.b64decode(value)
+        return [value.rstrip("="), base64.urlsafe_b64encode(raw).decode(), "\\x" + raw.hex(), list(raw)]
     if t.base == "json":
         # Written again by a JSON library: compact, keys in another order, non-ASCII escaped, a
         # whole double without its fraction (Go's float64); or held in the row as a JSON value.
@@ -193,6 +197,11 @@ def _rewritten_document(document: Any) -> str:
     pytest.param("9223372036854775808", TiDBType("bigint"), 2**63 - 1, "simple", {}, id="integer-text-beyond-range"),
     pytest.param("5.5", TiDBType("int"), 5, "canal-json", {}, id="integer-text-with-fraction"),
     pytest.param("-1", TiDBType("bigint", unsigned=True), 2**64 - 1, "open-protocol", {}, id="integer-text-signed"),
+    # Bytes: BINARY(n)'s trailing zero bytes stripped (a C string's end), another byte, the
+    # characters of the bytes' hex digits read as base64.
+    pytest.param("YWI=", TiDBType("binary", flen=4), "YWIAAA==", "canal-json", {}, id="binary-padding-stripped"),
+    pytest.param([97, 99], TiDBType("varbinary", flen=8), "YWI=", "simple", {}, id="binary-other-byte"),
+    pytest.param("\\x6162", TiDBType("varbinary", flen=8), "YWJj", "debezium", {}, id="binary-hex-byte-dropped"),
     # The document null embedded is null: SQL NULL, another value of the column.
     pytest.param(None, TiDBType("json"), "null", "canal-json", {}, id="json-null-document-as-sql-null"),
 ])
@@ -394,6 +403,11 @@ ACCEPTED = {
                                                False),
     "64-bit integers as decimal strings (protobuf's JSON)": (
         "simple-json", _only(lambda t: t.base == "bigint", lambda c, v, up: str(v)), False),
+    "bytes in the URL alphabet without padding": (
+        "open-protocol", _only(lambda t: t.is_binary, lambda c, v, up: base64.urlsafe_b64encode(
+            base64.b64decode(v)).decode().rstrip("=")), False),
+    "bytes as arrays of numbers (serde's Vec<u8>)": (
+        "debezium", _only(lambda t: t.is_binary, lambda c, v, up: list(base64.b64decode(v))), False),
     "BIGINT UNSIGNED unwrapped": ("debezium no-schema", _only(lambda t: t.base == "bigint" and t.unsigned, _unsigned),
                                   False),
 }
