@@ -52,14 +52,15 @@ from ..protocols import protocol as protocol_spec
 
 NOT = object()  # not a spelling of the form asked for
 UNKNOWN = object()  # no upstream value under the row's key is known
-_EXACT_INTEGERS = 2**53  # beyond it a double stands for more than one integer
 
 # --- numbers ----------------------------------------------------------------------------------
 
 
 def as_integer(value: Any) -> Any:
-    """A JSON integer, or a number with an integral value that names one integer only (a double
-    up to 2^53, or a number read with all its digits); else NOT."""
+    """A JSON integer, or a number with an integral value; else NOT. A number is read with every
+    digit it is written with (protocols/common/exact_json.py): a plain float is one whose text has
+    exactly its value, so 9007199254740994.0 is that integer, and 9007199254740993.0 (no float64)
+    keeps its digits; only the comparison with upstream tells whether it is upstream's."""
     if is_json_int(value):
         return value
     if type(value) is ExactNumber:
@@ -67,7 +68,7 @@ def as_integer(value: Any) -> Any:
         # Beyond 10^20 no integer column holds it (and 1e999999999 would be a billion digits).
         whole = exact.is_finite() and exact.adjusted() <= 20 and exact == exact.to_integral_value()
         return int(exact) if whole else NOT
-    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT_INTEGERS:
+    if isinstance(value, float) and value.is_integer():
         return int(value)
     return NOT
 
@@ -120,6 +121,8 @@ def _boolean(t: TiDBType, value: Any) -> Any:
 
 
 _DECIMAL_TEXT = re.compile(r"-?\d+(?:\.\d+)?", re.ASCII)
+# Java's BigDecimal.toString() writes an exponent where the plain digits would be long: 1E-7, 0E-10.
+_DECIMAL_STRING = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d{1,4})?", re.ASCII)
 _WIDE = Context(prec=200)  # DECIMAL(65, 30) needs 65 digits; the default context keeps 28
 
 
@@ -127,7 +130,7 @@ def _decimal(t: TiDBType, value: Any) -> Any:
     """TiDB's print of a DECIMAL(p, s) (s fraction digits) equal in value to a decimal string or
     number; NOT when it has nonzero digits beyond the scale."""
     if isinstance(value, str):
-        if not _DECIMAL_TEXT.fullmatch(value):
+        if not _DECIMAL_STRING.fullmatch(value):
             return NOT
         d = Decimal(value)
     elif is_json_int(value):
@@ -195,14 +198,18 @@ def _in_zone(wall: str, offset: str, zone: str) -> Any:
 
 
 def _members(t: TiDBType, value: Any) -> Any:
-    """ENUM/SET member names (a SET's in any order, printed in member order as TiDB does)."""
-    if not isinstance(value, str):
+    """ENUM/SET member names (a SET's in any order, printed in member order as TiDB does; a SET
+    may also be a JSON array of its names, as a consumer holding it as a list prints it)."""
+    if t.base == "set" and isinstance(value, list) and all(type(n) is str for n in value):
+        names = value
+    elif not isinstance(value, str):
         return NOT
-    if t.base == "enum":
+    elif t.base == "enum":
         return value if value in t.elements or value == "" else NOT
-    if t.base != "set":
+    elif t.base != "set":
         return NOT
-    names = value.split(",") if value else []
+    else:
+        names = value.split(",") if value else []
     if len(set(names)) != len(names) or any(n not in t.elements for n in names):
         return NOT
     return ",".join(sorted(names, key=t.elements.index))
@@ -323,11 +330,12 @@ FORMS: dict[str, Form] = {
     "integer": Form(_integer, "the column's integer upstream holds (an integral double included)"),
     "integer-text": Form(_integer_text, "the integer as its decimal digits in a string (\"9223372036854775807\")"),
     "boolean": Form(_boolean, "BIT(1) as a JSON boolean"),
-    "decimal": Form(_decimal, "a decimal string or number equal in value, any trailing zeros"),
+    "decimal": Form(_decimal, "a decimal string or number equal in value, any trailing zeros, an exponent "
+                              "(BigDecimal.toString's 1E-7)"),
     "fsp-digits": Form(_temporal, "TiDB's print with the column's fsp digits, or with zero digits added "
                                   "or dropped beyond them; ISO 8601's T between date and time; a TIMESTAMP "
                                   "with the offset of its instant (Z, ±hh:mm), a DATETIME with a Z"),
-    "members": Form(_members, "the member names (a SET's in any order)"),
+    "members": Form(_members, "the member names (a SET's in any order, or as a JSON array of them)"),
     "bytes": Form(_bytes, "the same bytes in base64 without padding or in the URL alphabet, as PostgreSQL's "
                           "bytea hex (\\x0a1b), or as an array of byte numbers"),
     "document": Form(_document_text, "the same document as JSON text in any layout: keys in any order, "
@@ -345,6 +353,8 @@ _COMMON = {
     "embedded": "a JSON document is a JSON value itself; a row may hold it as one",
     "bytes": "each spelling names one sequence of bytes: RFC 4648's base64 in either alphabet, padded or not "
              "(its §3.2), a hex string with bytea's \\x, a JSON array of the bytes' numbers",
+    "members": "ENUM and SET members are named in the column's DDL; a SET is a set of them, in any order",
+    "boolean": "one bit is true or false: JDBC reads BIT(1) as a Boolean",
     "integer-text": "the digits are the integer's value: protobuf's JSON mapping prints every int64 and uint64 "
                     "so, and JSON readers that hold numbers as float64s need it to keep them exact",
 }
@@ -357,10 +367,14 @@ def _common_forms(t: TiDBType) -> dict[str, str]:
         return {"decimal": _COMMON["decimal"]}
     if t.base == "json":
         return {f: _COMMON[f] for f in ("document", "embedded")}
+    if t.base == "bit" and t.effective_flen == 1:
+        return {"integer-text": _COMMON["integer-text"], "boolean": _COMMON["boolean"]}
     if t.is_integer or t.base in ("year", "bit"):
         return {"integer-text": _COMMON["integer-text"]}
     if t.is_binary:
         return {"bytes": _COMMON["bytes"]}
+    if t.base in ("enum", "set"):
+        return {"members": _COMMON["members"]}
     return {}
 
 

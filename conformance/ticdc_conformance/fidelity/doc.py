@@ -64,7 +64,9 @@ integer may be its decimal digits in a string, as protobuf's JSON mapping prints
 uint64 (`"18446744073709551615"`), within the column's range. Bytes may be spelled any way that
 names them alone: base64 without its padding or in the URL alphabet, PostgreSQL's bytea hex
 (`\\x0aff`), or an array of the byte numbers (`[10, 255]`, serde's `Vec<u8>`); bare hex is not
-among them, as `"abcd"` is also the base64 of other bytes.
+among them, as `"abcd"` is also the base64 of other bytes. A DECIMAL string may carry an exponent
+as Java's `BigDecimal.toString()` writes one (`1E-7`, `0E-10`); a SET may be a JSON array of its
+member names; BIT(1) may be a boolean, as JDBC reads it.
 
 Still findings: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries 0.1),
 a DECIMAL put through a float64 (3046274941999.9966 for 3046274941999.9964), a TIMESTAMP printed

@@ -124,7 +124,13 @@ def _spellings(t: TiDBType, value: Any) -> list:
         # The digits as a string, and as a JSON number read as a consumer's output is (Jackson
         # prints a BigDecimal so): beyond 15 digits a float64 no longer holds them.
         digits = _without_trailing_zeros(value)
-        return [digits, exact_json.loads(digits.encode())]
+        # And as Java's BigDecimal.toString() prints it, with an exponent (1E-7, 1.5E+3).
+        return [digits, exact_json.loads(digits.encode()), str(Decimal(value).normalize(Context(prec=100)))]
+    if t.base == "set":  # the members in another order, and as a JSON array of names
+        names = value.split(",") if value else []
+        return [",".join(reversed(names)), names[::-1]]
+    if t.base == "bit" and t.effective_flen == 1:  # JDBC's Boolean
+        return [str(value), bool(value)]
     if t.is_binary:
         # Base64 without padding and in the URL alphabet, PostgreSQL's bytea hex, serde's Vec<u8>.
         raw = base64.b64decode(value)
@@ -202,6 +208,13 @@ def _rewritten_document(document: Any) -> str:
     pytest.param("YWI=", TiDBType("binary", flen=4), "YWIAAA==", "canal-json", {}, id="binary-padding-stripped"),
     pytest.param([97, 99], TiDBType("varbinary", flen=8), "YWI=", "simple", {}, id="binary-other-byte"),
     pytest.param("\\x6162", TiDBType("varbinary", flen=8), "YWJj", "debezium", {}, id="binary-hex-byte-dropped"),
+    # Another decimal with an exponent; a SET's array with a member missing, or one the column
+    # does not have; a boolean for a BIT wider than one bit.
+    pytest.param("2E-7", decimal(10, 7), "0.0000001", "canal-json", {}, id="decimal-exponent-other-value"),
+    pytest.param(["a"], TiDBType("set", elements=("a", "b", "c")), "a,c", "simple", {}, id="set-array-member-missing"),
+    pytest.param(["a", "d"], TiDBType("set", elements=("a", "b", "c")), "a", "canal-json", {},
+                 id="set-array-unknown-member"),
+    pytest.param(True, TiDBType("bit", flen=8), 1, "open-protocol", {}, id="boolean-for-bit8"),
     # The document null embedded is null: SQL NULL, another value of the column.
     pytest.param(None, TiDBType("json"), "null", "canal-json", {}, id="json-null-document-as-sql-null"),
 ])
