@@ -299,3 +299,14 @@ def test_bytes_as_arrays_of_numbers_are_accepted(tmp_path, encoding):
     assert_conformant(result)
     arrays = [v for r in result.final_rows("types.t2") for v in r.values() if isinstance(v, list)]
     assert arrays and any(arrays), result
+
+
+@pytest.mark.parametrize("encoding", ["canal-json", *(pytest.param(e, marks=pytest.mark.nightly)
+                                                      for e in ("open-protocol", "simple-json"))])
+def test_values_as_a_jvm_stack_spells_them_are_accepted(tmp_path, encoding):
+    # JDBC's Boolean for BIT(1), BigDecimal.toString()'s exponents, a SET as a list of names.
+    result = run(tmp_path, "--scenario", "types", "--protocol", encoding, "--consumer", consumer("jvm_values"))
+    assert_conformant(result)
+    values = [v for t in ("types.t0", "types.t3") for r in result.final_rows(t) for v in r.values()]
+    assert any(v is True for v in values) and any(isinstance(v, list) for v in values), values[:20]
+    assert any(isinstance(v, str) and "E-" in v for v in values), values[:20]
