@@ -11,6 +11,7 @@ docs/checks.md describes the format.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -35,19 +36,56 @@ SUITE_RULES = {
 def row_diff(expected: dict, actual: dict) -> dict[str, dict[str, Any]]:
     """The minimal difference of two rows, path -> {"expected", "actual"}, as DeepDiff finds it
     (a changed value, a value of another type, a column only one side has)."""
+    return _deep_diff(expected, actual)
+
+
+def _deep_diff(expected: Any, actual: Any, **options: Any) -> dict[str, dict[str, Any]]:
     # Imported here: DeepDiff pulls in pandas (about a second), which a conformant run never needs.
     from deepdiff import DeepDiff
 
-    dd = DeepDiff(expected, actual, verbose_level=2)
+    dd = DeepDiff(expected, actual, verbose_level=2, **options)
     changes: dict[str, dict[str, Any]] = {}
     for kind in ("values_changed", "type_changes"):
         for path, ch in dd.get(kind, {}).items():
             changes[path] = {"expected": ch["old_value"], "actual": ch["new_value"]}
-    for path, v in dd.get("dictionary_item_removed", {}).items():
-        changes[path] = {"expected": v, "actual": ABSENT_TEXT}
-    for path, v in dd.get("dictionary_item_added", {}).items():
-        changes[path] = {"expected": ABSENT_TEXT, "actual": v}
+    for kind, side in (("dictionary_item_removed", "expected"), ("iterable_item_removed", "expected"),
+                       ("dictionary_item_added", "actual"), ("iterable_item_added", "actual")):
+        for path, v in dd.get(kind, {}).items():
+            changes[path] = {"expected": v, "actual": ABSENT_TEXT} if side == "expected" else \
+                {"expected": ABSENT_TEXT, "actual": v}
     return dict(sorted(changes.items()))
+
+
+DOCUMENT_PATHS = 5  # the differences inside a JSON document a finding shows
+
+
+def document_diff(expected: Any, actual: Any) -> list[tuple[str, Any, Any]]:
+    """Where two JSON documents differ, when a differing value is one: upstream's JSON text of an
+    object or array against the consumer's text or value of one. (path inside the document,
+    expected, actual), at most DOCUMENT_PATHS of them; [] when either is no such document. A
+    16 KiB document that differs in one member is found by that member's path."""
+    def document(v: Any) -> Any:
+        if isinstance(v, str) and v[:1] in ("{", "["):
+            try:
+                v = exact_json.loads(v)
+            except ValueError:
+                return None
+        return v if isinstance(v, (dict, list)) else None
+
+    def by_value(v: Any) -> Any:  # a whole double as its integer: 1.0 and 1 are one number in a document
+        if isinstance(v, float) and v.is_integer():
+            return int(Decimal(v.text)) if type(v) is exact_json.ExactNumber else int(v)
+        if isinstance(v, list):
+            return [by_value(x) for x in v]
+        if isinstance(v, dict):
+            return {k: by_value(x) for k, x in v.items()}
+        return v
+
+    e, a = document(expected), document(actual)
+    if e is None or a is None or not isinstance(expected, str):
+        return []
+    changes = _deep_diff(by_value(e), by_value(a))
+    return [(path[len("root"):], c["expected"], c["actual"]) for path, c in list(changes.items())[:DOCUMENT_PATHS]]
 
 
 @dataclass(frozen=True)
@@ -149,7 +187,10 @@ def render_finding(f: Finding, context: Optional[RunContext] = None) -> str:
     lines.append("    at: " + ", ".join(at))
     if f.diff:
         lines.append("    deepdiff (expected -> actual):")
-        lines += [f"      {path}: {_value(c['expected'])} -> {_value(c['actual'])}" for path, c in f.diff.items()]
+        for path, c in f.diff.items():
+            lines.append(f"      {path}: {_value(c['expected'])} -> {_value(c['actual'])}")
+            lines += [f"        in the document, {inner}: {_value(e)} -> {_value(a)}"
+                      for inner, e, a in document_diff(c["expected"], c["actual"])]
     elif f.expected is not None and f.actual is None:
         lines.append(f"    expected row: {_json(f.expected)}; the consumer has none")
     elif f.actual is not None and f.expected is None:

@@ -17,7 +17,7 @@ import jinja2
 import orjson
 
 from ticdc_conformance.findings.case_ids import OUTCOME_IDS, run_rules
-from ticdc_conformance.findings.finding import ABSENT_TEXT, Finding, rule_quote
+from ticdc_conformance.findings.finding import ABSENT_TEXT, Finding, document_diff, rule_quote
 from ticdc_conformance.findings.outcome import (
     EXIT_NOTHING_JUDGED,
     EXIT_STALE_EXPECTED_FAILURES,
@@ -63,8 +63,12 @@ def minimal_diff(f: Finding) -> dict:
     """The finding's minimal difference as table rows: DeepDiff's paths where the rows differ; the whole
     row, column by column, where only one side has it."""
     if f.diff:
-        return {"kind": "deepdiff", "rows": [{"path": path, "expected": _text(c["expected"]),
-                                              "actual": _text(c["actual"])} for path, c in f.diff.items()]}
+        rows = []
+        for path, c in f.diff.items():
+            rows.append({"path": path, "expected": _text(c["expected"]), "actual": _text(c["actual"])})
+            rows += [{"path": f"{path} ▸ {inner}", "expected": _text(e), "actual": _text(a)}
+                     for inner, e, a in document_diff(c["expected"], c["actual"])]
+        return {"kind": "deepdiff", "rows": rows}
     if f.expected is None and f.actual is None:
         return {"kind": "none", "rows": []}
     expected, actual = f.expected or {}, f.actual or {}

@@ -20,6 +20,7 @@ from ticdc_conformance.checks.locate import (
     record_coordinates,
 )
 from ticdc_conformance.findings.finding import Finding, RunContext, row_diff, rule_quote
+from ticdc_conformance.report.html import minimal_diff
 from ticdc_conformance.rules import default_catalogue
 from ticdc_conformance.runner import EncodingResult, run_encoding
 from ticdc_generators.pipeline import config_for
@@ -97,6 +98,34 @@ def test_a_differing_row_shows_the_deepdiff_of_expected_and_actual(tmp_path):
     assert f"root['note']: {json.dumps(before, ensure_ascii=False)} -> \"tampered\"" in text
     assert f.key == [rows[0]["id"]] and f.commit_ts is not None and re.fullmatch(r"ticdc-smoke/\d+@\d+.*", f.record)
     assert [e for e in _events_at(case, f.record) if e["after"] and e["after"]["id"] == rows[0]["id"]]
+
+
+def test_a_differing_json_document_names_the_members_that_differ(tmp_path):
+    """A JSON column's document of many members that differs in one: the finding names that member
+    by its path inside the document, in the text and in the HTML report's minimal diff."""
+    result = run_encoding("types", 1, "canal-json", tmp_path, consumer="local")
+    assert result.conformant, result.render()
+    case = result.case
+    path = case / "consumer" / "final" / "types.t4.ndjson"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    i = next(i for i, r in enumerate(rows) if isinstance(r["c96_json"], str) and r["c96_json"].startswith("{")
+             and len(json.loads(r["c96_json"])) >= 3)
+    document = json.loads(rows[i]["c96_json"])
+    member = sorted(document)[1]
+    document[member] = ["tampered"]
+    rows[i]["c96_json"] = document  # the consumer holds the document as a JSON value
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manifest = json.loads((case / "manifest.json").read_text())
+    [verdict] = [v for v in check_final_state(case / "truth", case / "consumer", "canal-json", manifest["sink"])
+                 if v.table == "types.t4"]
+    [f] = verdict.findings
+    assert set(f.diff) == {"root['c96_json']"}, f.diff
+    inner = f"[{json.dumps(member, ensure_ascii=False)}]".replace('"', "'")
+    assert f"in the document, {inner}" in f.render(), f.render()
+    rows_shown = minimal_diff(f)["rows"]
+    assert [r["path"] for r in rows_shown][1:] and all(r["path"].startswith("root['c96_json'] ▸ ")
+                                                      for r in rows_shown[1:]), rows_shown
+    assert any(inner in r["path"] for r in rows_shown), rows_shown
 
 
 def test_checkpoint_findings_name_commit_ts_checkpoint_and_records(tmp_path):
