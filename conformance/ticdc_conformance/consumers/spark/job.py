@@ -232,12 +232,15 @@ def consume(spark, records: Any, manifest: dict, out: Path, work: Path, run_dir:
         records = record_files_dataframe(spark, files)
     else:
         files = None
+    from .watchdog import watched  # the driver's only: executors import this module without psutil
+
     run = _Run(spark, manifest, out, work, run_dir, clock)
-    with clock("decode"):
-        facts, cps, ddls = run.decode(records, files)
-    with clock("admit"):
-        counts = run.admit(cps, ddls)
-    meta, written = run.tables(cps, ddls, counts)
+    with watched(spark, lambda: clock.current):
+        with clock("decode"):
+            facts, cps, ddls = run.decode(records, files)
+        with clock("admit"):
+            counts = run.admit(cps, ddls)
+        meta, written = run.tables(cps, ddls, counts)
     figures = _figures(facts, cps, ddls, counts, meta, written)
     (run.out / "consumer.json").write_text(json.dumps(figures, indent=2) + "\n")
     problems = sorted(name[len(PROBLEM):] for name in written if name.startswith(PROBLEM))
@@ -254,10 +257,12 @@ class _StageClock:
 
     def __init__(self, seconds: Optional[dict[str, float]]) -> None:
         self.seconds = seconds
+        self.current = "decode"  # the stage running now, for the watchdog's message
 
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
         start = time.perf_counter()
+        self.current = stage
         try:
             yield
         finally:
