@@ -310,3 +310,16 @@ def test_values_as_a_jvm_stack_spells_them_are_accepted(tmp_path, encoding):
     values = [v for t in ("types.t0", "types.t3") for r in result.final_rows(t) for v in r.values()]
     assert any(v is True for v in values) and any(isinstance(v, list) for v in values), values[:20]
     assert any(isinstance(v, str) and "E-" in v for v in values), values[:20]
+
+
+@pytest.mark.parametrize("encoding", ["canal-json", *(pytest.param(e, marks=pytest.mark.nightly)
+                                                      for e in ("open-protocol", "simple-json", "simple-avro"))])
+def test_java_time_types_printed_by_jackson_are_accepted(tmp_path, encoding):
+    # JavaTimeModule's defaults: LocalDate/LocalDateTime/LocalTime as arrays of fields, Instant as
+    # epoch seconds with nine fraction digits; in a zone behind UTC, so an instant is not its wall clock.
+    result = run(tmp_path, "--scenario", "types", "--protocol", encoding, "--time-zone", "America/New_York",
+                 "--consumer", consumer("jackson_time"))
+    assert_conformant(result)
+    values = [v for r in result.final_rows("types.t2") for v in r.values()]
+    assert any(isinstance(v, list) and len(v) >= 5 for v in values), values[:20]
+    assert any(isinstance(v, float) and v > 1e9 for v in values), values[:20]

@@ -15,6 +15,8 @@ value still differs):
   and projected like the truth is;
 - an integer as its decimal digits in a string (protobuf's JSON mapping of int64 and uint64);
 - bytes in any spelling that names them alone (base64 unpadded or URL-safe, bytea hex, a byte array);
+- Java's time types as Jackson's JavaTimeModule prints them (arrays of fields, a TIMESTAMP's epoch
+  seconds, milliseconds or microseconds);
 - a JSON column's document in any print, or held in the row as a JSON value (every protocol
   carries TiDB's text of it, and the document is the value).
 When the upstream value under the row's key is known (`upstream`), an upstream-value form is
@@ -37,6 +39,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Context, Decimal, InvalidOperation
+from functools import partial
 from typing import Any, Callable, Iterable, Optional
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -46,6 +49,7 @@ from ticdc_conformance.protocols.common.wire import is_json_int
 from ticdc_contract import json_document
 from ticdc_contract.canonical import key_order_token, row_to_json, value_from_json
 from ticdc_contract.model import Column, TableSchema
+from ticdc_contract.temporal import days_in_month
 from ticdc_contract.tidb_types import TiDBType
 
 from ..protocols import protocol as protocol_spec
@@ -187,6 +191,66 @@ def _temporal(t: TiDBType, value: Any, zone: str = "UTC") -> Any:
     return whole + ("." + fraction[:t.fsp].ljust(t.fsp, "0") if t.fsp else "")
 
 
+# Java's time types as Jackson's JavaTimeModule writes them by default (WRITE_DATES_AS_TIMESTAMPS):
+# a LocalDate as [year, month, day], a LocalDateTime as [year, month, day, hour, minute] with the
+# second and then the nanosecond added when not zero, a LocalTime as [hour, minute, ...] the same
+# way; an Instant as its epoch seconds with nine fraction digits, a java.sql.Timestamp as its epoch
+# milliseconds. Each names one value: a TIMESTAMP's instant is printed in the changefeed's zone.
+_FIELDS = {"date": (3, 3), "datetime": (5, 7), "timestamp": (5, 7), "time": (2, 4)}
+
+
+def _temporal_fields(t: TiDBType, value: Any) -> Any:
+    """TiDB's print of the value a JavaTimeModule array of fields names."""
+    sizes = _FIELDS.get(t.base)
+    if sizes is None or not isinstance(value, list) or not sizes[0] <= len(value) <= sizes[1] \
+            or not all(type(x) is int for x in value):
+        return NOT
+    date, clock = value[:3] if t.base != "time" else [], value[3:] if t.base != "time" else value
+    if date:
+        y, m, d = date
+        if not (0 <= y <= 9999 and 1 <= m <= 12 and 1 <= d <= days_in_month(y, m)):
+            return NOT
+    text = f"{date[0]:04d}-{date[1]:02d}-{date[2]:02d}" if date else ""
+    if clock:
+        h, mi, sec, nano = (clock + [0, 0])[:4]
+        if not (0 <= h <= 23 and 0 <= mi <= 59 and 0 <= sec <= 59 and 0 <= nano < 10**9):
+            return NOT
+        text = (text + " " if text else "") + f"{h:02d}:{mi:02d}:{sec:02d}" + (f".{nano:09d}" if nano else "")
+    return _temporal(t, text)
+
+
+_TIMESTAMP_SECONDS = (1, 2**31 - 1)  # TiDB's TIMESTAMP: 1970-01-01 00:00:01 to 2038-01-19 03:14:07 UTC
+
+
+def _epoch(digits: int) -> Callable[..., Any]:
+    """A TIMESTAMP as a number of seconds (digits 0: an Instant's, any fraction), milliseconds (3)
+    or microseconds (6) since the epoch, within the range a TIMESTAMP holds."""
+    def read(t: TiDBType, value: Any, zone: str = "UTC") -> Any:
+        if t.base != "timestamp" or isinstance(value, bool):
+            return NOT
+        if is_json_int(value):
+            exact = Decimal(value)
+        elif type(value) is ExactNumber and not digits:
+            exact = Decimal(value.text)
+        elif isinstance(value, float) and math.isfinite(value) and not digits:
+            exact = Decimal(repr(value))
+        else:
+            return NOT
+        if not exact.is_finite() or not -30 <= exact.adjusted() <= 20:
+            return NOT
+        seconds = exact.scaleb(-digits)
+        whole = int(seconds.to_integral_value(rounding="ROUND_FLOOR"))
+        if not _TIMESTAMP_SECONDS[0] <= whole <= _TIMESTAMP_SECONDS[1]:
+            return NOT
+        fraction = format(seconds - whole, "f").partition(".")[2].rstrip("0")
+        try:
+            wall = datetime.fromtimestamp(whole, timezone.utc).astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M:%S")
+        except ZoneInfoNotFoundError:
+            return NOT
+        return _temporal(t, wall + ("." + fraction if fraction else ""), zone)
+    return read
+
+
 def _in_zone(wall: str, offset: str, zone: str) -> Any:
     """The wall clock `wall` at UTC `offset`, as the same instant's wall clock in `zone`."""
     try:
@@ -322,8 +386,9 @@ def _same_document(a: Any, b: Any) -> bool:
 
 @dataclass(frozen=True)
 class Form:
-    read: Callable[[TiDBType, Any], Any]  # a consumer's value -> the upstream canonical value, or NOT
+    read: Callable[..., Any]  # (type, a consumer's value) -> the upstream canonical value, or NOT
     what: str  # how the consumer writes it, for docs/fidelity.md
+    zoned: bool = False  # read takes zone=, the changefeed's time-zone, for a TIMESTAMP
 
 
 FORMS: dict[str, Form] = {
@@ -334,7 +399,14 @@ FORMS: dict[str, Form] = {
                               "(BigDecimal.toString's 1E-7)"),
     "fsp-digits": Form(_temporal, "TiDB's print with the column's fsp digits, or with zero digits added "
                                   "or dropped beyond them; ISO 8601's T between date and time; a TIMESTAMP "
-                                  "with the offset of its instant (Z, ±hh:mm), a DATETIME with a Z"),
+                                  "with the offset of its instant (Z, ±hh:mm), a DATETIME with a Z", zoned=True),
+    "fields": Form(_temporal_fields, "the fields Jackson's JavaTimeModule writes a LocalDate, LocalDateTime or "
+                                     "LocalTime as ([2016, 10, 23, 20, 47, 24, 911000000])"),
+    "epoch-seconds": Form(_epoch(0), "a TIMESTAMP's instant as seconds since the epoch, any fraction (Jackson's "
+                                     "Instant: 1477226844.911000000)", zoned=True),
+    "epoch-millis": Form(_epoch(3), "a TIMESTAMP's instant as milliseconds since the epoch (Jackson's "
+                                    "java.sql.Timestamp)", zoned=True),
+    "epoch-micros": Form(_epoch(6), "a TIMESTAMP's instant as microseconds since the epoch", zoned=True),
     "members": Form(_members, "the member names (a SET's in any order, or as a JSON array of them)"),
     "bytes": Form(_bytes, "the same bytes in base64 without padding or in the URL alphabet, as PostgreSQL's "
                           "bytea hex (\\x0a1b), or as an array of byte numbers"),
@@ -353,6 +425,10 @@ _COMMON = {
     "embedded": "a JSON document is a JSON value itself; a row may hold it as one",
     "bytes": "each spelling names one sequence of bytes: RFC 4648's base64 in either alphabet, padded or not "
              "(its §3.2), a hex string with bytea's \\x, a JSON array of the bytes' numbers",
+    "fields": "each field of the date and the clock is there, none left out but a zero second or nanosecond",
+    "epoch-seconds": "a TIMESTAMP is an instant; TiDB prints it in the time zone the changefeed names",
+    "epoch-millis": "a TIMESTAMP is an instant; its range (1970 to 2038) tells the unit from the number",
+    "epoch-micros": "a TIMESTAMP is an instant; its range (1970 to 2038) tells the unit from the number",
     "members": "ENUM and SET members are named in the column's DDL; a SET is a set of them, in any order",
     "boolean": "one bit is true or false: JDBC reads BIT(1) as a Boolean",
     "integer-text": "the digits are the integer's value: protobuf's JSON mapping prints every int64 and uint64 "
@@ -361,8 +437,10 @@ _COMMON = {
 
 
 def _common_forms(t: TiDBType) -> dict[str, str]:
+    if t.base == "timestamp":
+        return {f: _COMMON[f] for f in ("fsp-digits", "fields", "epoch-seconds", "epoch-millis", "epoch-micros")}
     if t.base in _TEMPORAL_TEXT:
-        return {"fsp-digits": _COMMON["fsp-digits"]}
+        return {f: _COMMON[f] for f in ("fsp-digits", "fields")}
     if t.base == "decimal":
         return {"decimal": _COMMON["decimal"]}
     if t.base == "json":
@@ -469,9 +547,9 @@ def column_forms(column: Column, protocol: str, options: dict) -> ColumnForms:
     shape = spec.number_form
     number_form = (lambda x: shape(t, x, options)) if shape is not None else float
     forms = tuple(FORMS[f] for f in accepted_forms(t, protocol, options))
-    if t.base == "timestamp":  # an instant with an offset is read in the changefeed's time-zone
+    if t.base == "timestamp":  # an instant (an offset, an epoch number) is read in the changefeed's time-zone
         zone = str(options.get("time-zone") or "UTC")
-        forms = tuple(Form(lambda t, v: _temporal(t, v, zone), f.what) if f.read is _temporal else f for f in forms)
+        forms = tuple(Form(partial(f.read, zone=zone), f.what) if f.zoned else f for f in forms)
     unwrap = spec.carried_as_upstream
     back = (lambda v: unwrap(t, v, options)) if unwrap is not None else (lambda v: v)
     return ColumnForms(column, carried_number(t, protocol, options), number_form, forms, project, back)

@@ -66,7 +66,13 @@ names them alone: base64 without its padding or in the URL alphabet, PostgreSQL'
 (`\\x0aff`), or an array of the byte numbers (`[10, 255]`, serde's `Vec<u8>`); bare hex is not
 among them, as `"abcd"` is also the base64 of other bytes. A DECIMAL string may carry an exponent
 as Java's `BigDecimal.toString()` writes one (`1E-7`, `0E-10`); a SET may be a JSON array of its
-member names; BIT(1) may be a boolean, as JDBC reads it.
+member names; BIT(1) may be a boolean, as JDBC reads it. Java's time types may be printed as
+Jackson's JavaTimeModule does by default: a DATE, DATETIME or TIME as the array of its fields
+(`[2016, 10, 23, 20, 47, 24, 911000000]`, a zero second and nanosecond left out), a TIMESTAMP as
+its instant's epoch seconds with any fraction (an Instant: `1477226844.911000000`), milliseconds
+(a java.sql.Timestamp) or microseconds, read in the changefeed's time-zone; TIMESTAMP's range (1970
+to 2038) tells the unit from the number. A DATETIME is no instant, so an epoch number is no value of
+it; a TIMESTAMP(6) in milliseconds loses its microseconds and stays a finding.
 
 Still findings: a FLOAT widened from float32 (0.10000000149011612 where the protocol carries 0.1),
 a DECIMAL put through a float64 (3046274941999.9966 for 3046274941999.9964), a TIMESTAMP printed

@@ -119,7 +119,15 @@ def _spellings(t: TiDBType, value: Any) -> list:
             tail = "." + fraction if fraction else ""
             out.append(at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + tail + "Z")
             out.append(at.strftime("%Y-%m-%dT%H:%M:%S") + tail + at.strftime("%z")[:3] + ":" + at.strftime("%z")[3:])
-        return out
+            # Its epoch seconds with nine fraction digits (Jackson's Instant), and in ms (java.sql.Timestamp) or µs.
+            seconds = int(at.timestamp())
+            nanos = int(fraction.ljust(9, "0")) if fraction else 0
+            out.append(exact_json.loads(f"{seconds}.{nanos:09d}".encode()))
+            if nanos % 1_000_000 == 0:
+                out.append(seconds * 1000 + nanos // 1_000_000)
+            out.append(seconds * 1_000_000 + nanos // 1000)
+        fields = _java_time_fields(t, value)
+        return out + ([fields] if fields is not None else [])
     if t.base == "decimal":
         # The digits as a string, and as a JSON number read as a consumer's output is (Jackson
         # prints a BigDecimal so): beyond 15 digits a float64 no longer holds them.
@@ -147,6 +155,24 @@ def _spellings(t: TiDBType, value: Any) -> list:
     if t.base in ("year", "bit") and isinstance(value, int):
         return [str(value)]
     return []
+
+
+def _java_time_fields(t: TiDBType, value: str) -> Optional[list]:
+    """The array Jackson's JavaTimeModule writes for a LocalDate, LocalDateTime or LocalTime (a zero
+    second and nanosecond left out); None where java.time has no such value (a zero date, a TIME
+    outside a day)."""
+    whole, _, fraction = value.partition(".")
+    nanos = int(fraction.ljust(9, "0")) if fraction else 0
+    date, _, clock = whole.partition(" ") if t.base != "time" else ("", "", whole)
+    fields = [int(x) for x in date.split("-")] if date else []
+    if fields and (fields[1] == 0 or fields[2] == 0):
+        return None
+    if clock:
+        if clock.startswith("-") or int(clock.split(":")[0]) > 23:
+            return None
+        h, m, sec = (int(x) for x in clock.split(":"))
+        fields += [h, m] + ([sec] if sec or nanos else []) + ([nanos] if nanos else [])
+    return fields
 
 
 def _go_numbers(document: Any) -> Any:
@@ -215,6 +241,13 @@ def _rewritten_document(document: Any) -> str:
     pytest.param(["a", "d"], TiDBType("set", elements=("a", "b", "c")), "a", "canal-json", {},
                  id="set-array-unknown-member"),
     pytest.param(True, TiDBType("bit", flen=8), 1, "open-protocol", {}, id="boolean-for-bit8"),
+    # Java's time types: a TIMESTAMP(6) through java.sql.Timestamp's milliseconds (its microseconds
+    # lost), a LocalDateTime of the UTC wall clock, a month counted from 0 (JavaScript's Date).
+    pytest.param(1477226844911, TiDBType("timestamp", decimal=6), "2016-10-23 08:47:24.911123", "canal-json",
+                 {"time-zone": ZONE}, id="timestamp-millis-drop-micros"),
+    pytest.param([2016, 10, 23, 12, 47, 24], TiDBType("datetime"), "2016-10-23 08:47:24", "simple", {},
+                 id="datetime-fields-of-another-clock"),
+    pytest.param([2016, 9, 23], TiDBType("date"), "2016-10-23", "open-protocol", {}, id="date-fields-month-from-zero"),
     # The document null embedded is null: SQL NULL, another value of the column.
     pytest.param(None, TiDBType("json"), "null", "canal-json", {}, id="json-null-document-as-sql-null"),
 ])
@@ -390,6 +423,19 @@ def _document_embedded(c: Column, v: Any, up: Any) -> Any:
     return v if v == "null" else exact_json.loads(v.encode())
 
 
+def _jackson_time(c: Column, v: Any, up: Any) -> Any:
+    """A TIMESTAMP as an Instant (epoch seconds, nine fraction digits), the others as their fields;
+    as text where java.time has no such value."""
+    if c.type.base == "timestamp":
+        if v.startswith("0000"):
+            return v
+        whole, _, fraction = v.partition(".")
+        at = datetime.strptime(whole, "%Y-%m-%d %H:%M:%S").replace(tzinfo=ZoneInfo(ZONE))
+        return exact_json.loads(f"{int(at.timestamp())}.{fraction.ljust(9, '0')}".encode())
+    fields = _java_time_fields(c.type, v)
+    return v if fields is None else fields
+
+
 def _unsigned(c: Column, v: Any, up: Any) -> Any:
     return v + 2**64 if v < 0 else v
 
@@ -421,6 +467,8 @@ ACCEPTED = {
             base64.b64decode(v)).decode().rstrip("=")), False),
     "bytes as arrays of numbers (serde's Vec<u8>)": (
         "debezium", _only(lambda t: t.is_binary, lambda c, v, up: list(base64.b64decode(v))), False),
+    "Java time types as Jackson's JavaTimeModule writes them": (
+        "canal-json", _only(lambda t: t.base in ("date", "datetime", "time", "timestamp"), _jackson_time), False),
     "BIGINT UNSIGNED unwrapped": ("debezium no-schema", _only(lambda t: t.base == "bigint" and t.unsigned, _unsigned),
                                   False),
 }
