@@ -414,8 +414,8 @@ FORMS: dict[str, Form] = {
                                      "any whitespace, a number in any spelling of its value (1.0 as 1)"),
     "embedded": Form(_document_value, "the same document written into the row as a JSON value, not as a string"),
 }
-# Every protocol accepts these: a zero fraction digit and a decimal's trailing zeros say nothing
-# about the value, and the column's fsp and scale are in every DDL.
+# Every protocol accepts these, each for the reason given: they name the value upstream holds with
+# what every stream carries (the column's DDL: its fsp, scale, members, width, type) and nothing else.
 _COMMON = {
     "fsp-digits": "the column's fsp is in its DDL; zero fraction digits beyond it, or a zero fraction "
                   "left out, do not change the value",
