@@ -39,11 +39,11 @@ def row_diff(expected: dict, actual: dict) -> dict[str, dict[str, Any]]:
     return _deep_diff(expected, actual)
 
 
-def _deep_diff(expected: Any, actual: Any, **options: Any) -> dict[str, dict[str, Any]]:
+def _deep_diff(expected: Any, actual: Any) -> dict[str, dict[str, Any]]:
     # Imported here: DeepDiff pulls in pandas (about a second), which a conformant run never needs.
     from deepdiff import DeepDiff
 
-    dd = DeepDiff(expected, actual, verbose_level=2, **options)
+    dd = DeepDiff(expected, actual, verbose_level=2)
     changes: dict[str, dict[str, Any]] = {}
     for kind in ("values_changed", "type_changes"):
         for path, ch in dd.get(kind, {}).items():
