@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -65,16 +64,8 @@ def as_integer(value: Any) -> Any:
     digit it is written with (protocols/common/exact_json.py): a plain float is one whose text has
     exactly its value, so 9007199254740994.0 is that integer, and 9007199254740993.0 (no float64)
     keeps its digits; only the comparison with upstream tells whether it is upstream's."""
-    if is_json_int(value):
-        return value
-    if type(value) is ExactNumber:
-        exact = Decimal(value.text)
-        # Beyond 10^20 no integer column holds it (and 1e999999999 would be a billion digits).
-        whole = exact.is_finite() and exact.adjusted() <= 20 and exact == exact.to_integral_value()
-        return int(exact) if whole else NOT
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return NOT
+    n = exact_json.integer_of(value)
+    return NOT if n is None else n
 
 
 def as_float(value: Any) -> Any:
@@ -137,16 +128,11 @@ def _decimal(t: TiDBType, value: Any) -> Any:
         if not _DECIMAL_STRING.fullmatch(value):
             return NOT
         d = Decimal(value)
-    elif is_json_int(value):
-        d = Decimal(value)
-    elif type(value) is ExactNumber:  # every digit the consumer printed (protocols/common/exact_json.py)
-        d = Decimal(value.text)
-        if not d.is_finite():
-            return NOT
-    elif isinstance(value, float) and math.isfinite(value):
-        d = Decimal(repr(value))  # the digits the writer printed, not the binary expansion
     else:
-        return NOT
+        exact = exact_json.value_of(value)  # every digit the consumer printed, not a binary expansion
+        if exact is None:
+            return NOT
+        d = exact
     try:
         printed = d.quantize(Decimal(1).scaleb(-t.scale), context=_WIDE)
     except InvalidOperation:
@@ -226,17 +212,9 @@ def _epoch(digits: int) -> Callable[..., Any]:
     """A TIMESTAMP as a number of seconds (digits 0: an Instant's, any fraction), milliseconds (3)
     or microseconds (6) since the epoch, within the range a TIMESTAMP holds."""
     def read(t: TiDBType, value: Any, zone: str = "UTC") -> Any:
-        if t.base != "timestamp" or isinstance(value, bool):
-            return NOT
-        if is_json_int(value):
-            exact = Decimal(value)
-        elif type(value) is ExactNumber and not digits:
-            exact = Decimal(value.text)
-        elif isinstance(value, float) and math.isfinite(value) and not digits:
-            exact = Decimal(repr(value))
-        else:
-            return NOT
-        if not exact.is_finite() or not -30 <= exact.adjusted() <= 20:
+        exact = exact_json.value_of(value) if t.base == "timestamp" else None
+        # Milliseconds and microseconds are whole numbers; seconds may have a fraction (an Instant's).
+        if exact is None or digits and not is_json_int(value) or not -30 <= exact.adjusted() <= 20:
             return NOT
         seconds = exact.scaleb(-digits)
         whole = int(seconds.to_integral_value(rounding="ROUND_FLOOR"))
@@ -331,11 +309,8 @@ def _document_data(value: Any, depth: int = 1) -> Any:
     if depth > json_document.MAX_DEPTH + 1:
         raise ValueError(f"JSON document nests deeper than {json_document.MAX_DEPTH}")
     if type(value) is ExactNumber:
-        exact = Decimal(value.text)
-        if exact.is_finite() and exact.adjusted() <= 20 and exact == exact.to_integral_value() \
-                and json_document.INT64_MIN <= exact <= json_document.UINT64_MAX:
-            return int(exact)
-        return float(value)
+        n = exact_json.integer_of(value)
+        return n if n is not None and json_document.INT64_MIN <= n <= json_document.UINT64_MAX else float(value)
     if isinstance(value, list):
         return [_document_data(v, depth + 1) for v in value]
     if isinstance(value, dict):

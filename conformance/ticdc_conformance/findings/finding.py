@@ -11,7 +11,6 @@ docs/checks.md describes the format.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -73,8 +72,9 @@ def document_diff(expected: Any, actual: Any) -> list[tuple[str, Any, Any]]:
         return v if isinstance(v, (dict, list)) else None
 
     def by_value(v: Any) -> Any:  # a whole double as its integer: 1.0 and 1 are one number in a document
-        if isinstance(v, float) and v.is_integer():
-            return int(Decimal(v.text)) if type(v) is exact_json.ExactNumber else int(v)
+        if isinstance(v, float):
+            n = exact_json.integer_of(v)
+            return v if n is None else n
         if isinstance(v, list):
             return [by_value(x) for x in v]
         if isinstance(v, dict):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticdc_conformance.protocols.common.exact_json import ExactNumber, NotJSON, dumps, loads
+from ticdc_conformance.protocols.common.exact_json import ExactNumber, NotJSON, dumps, integer_of, loads, value_of
 
 
 def test_a_number_a_float64_holds_is_that_float():
@@ -76,3 +76,19 @@ def test_every_number_reads_back_with_its_value(value, spelling):
     exact = Decimal(read.text) if type(read) is ExactNumber else Decimal(repr(read))
     assert exact == Decimal(text)
     assert Decimal(loads(dumps([read]))[0].text if type(read) is ExactNumber else repr(read)) == Decimal(text)
+    assert value_of(read) == Decimal(text)  # the one reading every check uses
+
+
+@pytest.mark.parametrize("text,integer", [
+    ("5", 5), ("5.0", 5), ("5e0", 5), ("9007199254740994.0", 9007199254740994),
+    ("9007199254740993.0", 9007199254740993), ("18446744073709551615", 2**64 - 1),
+    ("1e21", 10**21), ("1e400", None), ("5.5", None), ("1.0000000000000000001", None), ("true", None),
+    ('"5"', None),
+])
+def test_the_integer_a_number_is(text, integer):
+    assert integer_of(loads(text.encode())) == integer
+
+
+def test_no_value_for_what_is_no_finite_number():
+    assert value_of(True) is None and value_of("1") is None and value_of(float("nan")) is None
+    assert value_of(loads(b"1e999")) == Decimal("1e999")  # beyond float64, still its value

@@ -51,6 +51,35 @@ class ExactNumber(float):
         return ExactNumber, (self.text,)
 
 
+def value_of(number: Any) -> Optional[Decimal]:
+    """The exact value of a JSON number as read here: an integer's, an ExactNumber's text, a plain
+    float's shortest print (the digits its writer printed, which are its value); None for what is no
+    finite number (a boolean included)."""
+    if type(number) is int:
+        return Decimal(number)
+    if type(number) is ExactNumber:
+        exact = Decimal(number.text)
+        return exact if exact.is_finite() else None
+    if type(number) is float and math.isfinite(number):
+        return Decimal(repr(number))
+    return None
+
+
+def integer_of(number: Any) -> Optional[int]:
+    """The integer a JSON number as read here is, whatever its spelling (5, 5.0, 5e0,
+    9007199254740993.0 with every digit kept); None for any other value. Beyond 10^20 none: no
+    integer a database column holds is that large, and 1e999999999 would be a billion digits."""
+    if type(number) is int:
+        return number
+    if type(number) is float:
+        return int(number) if number.is_integer() else None
+    if type(number) is ExactNumber:
+        exact = Decimal(number.text)
+        whole = exact.is_finite() and exact.adjusted() <= 20 and exact == exact.to_integral_value()
+        return int(exact) if whole else None
+    return None
+
+
 class NotJSON(ValueError):
     """Bytes that are not one JSON text; the message says where."""
 
